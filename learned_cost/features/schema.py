@@ -1,0 +1,142 @@
+"""The feature vector: the one contract between the IR side and the models.
+
+Every feature is documented here, in order. Models store
+``FEATURE_SCHEMA_VERSION`` and ``feature_names()`` with their weights and refuse
+a mismatch. "Per program" means one instance of the kernel (one program id);
+counts inside loops are multiplied by the evaluated trip counts; "elements"
+means tensor elements (a scalar op counts 1). Bytes are bytes, FLOPs count a
+multiply-add as 2. Launch totals are per-program values times ``programs``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+FEATURE_SCHEMA_VERSION = 1
+
+# (name, description). Order is part of the schema.
+FEATURES: tuple[tuple[str, str], ...] = (
+    # --- launch shape
+    ("programs", "programs in the launch: grid_x * grid_y * grid_z"),
+    ("grid_x", "grid size on axis 0"),
+    ("grid_y", "grid size on axis 1"),
+    ("grid_z", "grid size on axis 2"),
+    ("grid_source", "where the grid came from: 0 item grid, 1 num_programs bindings, 2 inferred from masks, 3 default 1"),
+    ("cores", "parallel cores of the target (SMs, AIV or AIC cores), a parameter of extraction"),
+    ("waves", "ceil(programs / cores)"),
+    ("num_warps", "launch option num_warps (default 4)"),
+    ("num_stages", "launch option num_stages (default 3 on GPUs, 2 elsewhere as given)"),
+    ("multibuffer", "launch option multibuffer as 0/1"),
+    # --- memory, per program
+    ("load_ops", "executed tt.load ops (scalar or tensor) per program"),
+    ("store_ops", "executed tt.store ops per program"),
+    ("load_bytes", "bytes loaded per program, masked-off lanes excluded where the bindings allow"),
+    ("store_bytes", "bytes stored per program, masked-off lanes excluded where the bindings allow"),
+    ("load_elems", "elements loaded per program"),
+    ("store_elems", "elements stored per program"),
+    ("masked_load_ops", "executed loads that carry a mask"),
+    ("masked_store_ops", "executed stores that carry a mask"),
+    ("load_active_fraction", "mean over executed loads of the active-lane fraction (1 when unmasked or unknown)"),
+    ("store_active_fraction", "mean over executed stores of the active-lane fraction"),
+    ("load_elem_bytes", "mean element size of loads in bytes, weighted by elements (0 when no loads)"),
+    ("store_elem_bytes", "mean element size of stores in bytes"),
+    ("indirect_load_ops", "executed loads whose address depends on a loaded value (gathers)"),
+    ("indirect_load_bytes", "bytes of those indirect loads"),
+    ("indirect_store_ops", "executed stores whose address depends on a loaded value (scatters)"),
+    ("block_ptr_ops", "loads/stores through tt.make_tensor_ptr / descriptors"),
+    ("atomic_ops", "executed tt.atomic_rmw / tt.atomic_cas ops"),
+    ("atomic_elems", "elements updated atomically"),
+    # --- matrix unit
+    ("dot_ops", "executed tt.dot / tt.dot_scaled ops"),
+    ("dot_m", "M of the largest dot (0 when none)"),
+    ("dot_n", "N of the largest dot"),
+    ("dot_k", "K of the largest dot"),
+    ("dot_flops", "2*M*N*K summed over executed dots"),
+    ("dot_flops_f16", "dot FLOPs with fp16 or bf16 operands"),
+    ("dot_flops_f32", "dot FLOPs with fp32 operands (tf32 or full fp32)"),
+    ("dot_flops_f8", "dot FLOPs with fp8 operands"),
+    ("dot_flops_int", "dot FLOPs with integer operands"),
+    ("dot_operand_bytes", "element size of the largest dot's operands"),
+    ("dot_acc_bytes", "element size of the largest dot's accumulator"),
+    # --- vector / elementwise unit, elements per program
+    ("ew_simple_elems", "add/sub/and/or/xor/shift/min/max/abs/neg ... elements, float or int"),
+    ("ew_mul_elems", "mul and fma elements"),
+    ("ew_div_elems", "div/rem/sqrt/rsqrt elements"),
+    ("ew_transcendental_elems", "exp/exp2/log/log2/sin/cos/tanh/erf/pow elements"),
+    ("ew_cast_elems", "conversion elements (ext/trunc/fp<->int/bitcast of tensors)"),
+    ("ew_cmp_select_elems", "compare and select elements"),
+    ("ew_float_elems", "all elementwise elements on floating types"),
+    ("ew_int_elems", "all elementwise elements on integer types (address math included)"),
+    ("ew_total_elems", "all elementwise elements (sum of the classes above)"),
+    ("reduce_ops", "executed tt.reduce ops"),
+    ("reduce_elems", "input elements of executed reductions"),
+    ("reduce_axis_len", "largest reduced axis length"),
+    ("scan_ops", "executed tt.scan ops"),
+    ("scan_elems", "input elements of executed scans"),
+    ("scan_axis_len", "largest scanned axis length"),
+    ("layout_ops", "executed reshape/trans/broadcast/expand_dims/join/split/cat/convert_layout ops"),
+    ("layout_elems", "elements moved by those layout ops"),
+    # --- tiles
+    ("max_tensor_elems", "elements of the largest tensor value"),
+    ("block_dim0", "first dim of the largest tensor value"),
+    ("block_dim1", "second dim of the largest tensor value (1 for 1-D)"),
+    ("tensor_rank_max", "highest tensor rank seen"),
+    ("peak_live_bytes", "largest sum of bytes of simultaneously live tensor values in any block (register / UB pressure proxy)"),
+    # --- control
+    ("loops", "static scf.for/scf.while ops in the entry function and its callees"),
+    ("loop_trip_total", "executed loop iterations summed over all loops (nested ones multiplied)"),
+    ("loop_depth_max", "deepest loop nesting"),
+    ("unresolved_loops", "loops whose trip count could not be evaluated and was estimated"),
+    ("calls", "executed tt.call ops"),
+    ("branches", "static scf.if ops"),
+    ("ops_total", "executed ops of every kind"),
+    ("unknown_ops", "executed ops the extractor does not classify"),
+    # --- dtype mix, shares of loaded+stored bytes
+    ("frac_bytes_f32", "share of memory bytes in 32-bit floats"),
+    ("frac_bytes_f16", "share in fp16/bf16"),
+    ("frac_bytes_f8", "share in fp8"),
+    ("frac_bytes_int", "share in integers"),
+    # --- launch totals and ratios
+    ("total_load_bytes", "load_bytes * programs"),
+    ("total_store_bytes", "store_bytes * programs"),
+    ("total_bytes", "total_load_bytes + total_store_bytes"),
+    ("total_dot_flops", "dot_flops * programs"),
+    ("total_ew_elems", "ew_total_elems * programs"),
+    ("arith_intensity", "(dot_flops + ew_total_elems) / max(1, load_bytes + store_bytes)"),
+)
+
+_NAMES = tuple(name for name, _ in FEATURES)
+_INDEX = {name: i for i, name in enumerate(_NAMES)}
+
+
+def feature_names() -> list[str]:
+    """The feature names in schema order."""
+    return list(_NAMES)
+
+
+@dataclass
+class FeatureVector:
+    """Features of one item plus how they were obtained.
+
+    ``values`` holds every name of ``feature_names()`` (missing ones read 0).
+    ``warnings`` are human-readable notes (unresolved loops, default grid, ...).
+    """
+
+    values: dict[str, float] = field(default_factory=dict)
+    warnings: list[str] = field(default_factory=list)
+    grid: tuple[int, int, int] = (1, 1, 1)
+    grid_source: str = "default"  # "item" | "bindings" | "inferred" | "default"
+
+    def __getitem__(self, name: str) -> float:
+        if name not in _INDEX:
+            raise KeyError(f"unknown feature {name!r}")
+        return float(self.values.get(name, 0.0))
+
+    def to_array(self) -> np.ndarray:
+        """Values as float64 in ``feature_names()`` order."""
+        return np.array([float(self.values.get(n, 0.0)) for n in _NAMES], dtype=np.float64)
+
+    def to_dict(self) -> dict[str, float]:
+        return {n: float(self.values.get(n, 0.0)) for n in _NAMES}
