@@ -1,0 +1,125 @@
+"""Which cost model predicts for a hardware profile.
+
+``select_model(profile, model_dir=None, force=None)``:
+
+* ``force="analytic"`` -> ``AnalyticModel``.
+* Otherwise the trained model of the profile, ``<dir>/<profile.name>/model.txt``,
+  with ``<dir>`` the first of these that holds one:
+
+  1. ``model_dir`` when given (it may also be the profile's folder itself,
+     holding ``model.txt`` directly);
+  2. the environment variable ``LEARNED_COST_MODEL_DIR``;
+  3. ``models/`` next to the package (the repository's shipped models);
+  4. ``learned_cost/_models/`` inside an installed package.
+
+  It is loaded with ``learned_cost.models.learned.LearnedModel.load(folder)``.
+* No trained model found -> ``AnalyticModel``, silently (that is the normal
+  state of a profile nobody has trained for).
+* A trained model found but unusable (import error, bad file, feature schema
+  mismatch, ...) -> ``AnalyticModel`` and one ``RuntimeWarning`` naming the
+  reason, once per folder.
+* ``force="learned"`` with no usable trained model raises
+  ``ModelUnavailableError``.
+
+Choices are cached per (profile digest, folder, force).
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+import warnings
+from pathlib import Path
+
+from ..hardware.profile import HardwareProfile
+from .analytic import AnalyticModel
+from .base import CostModel
+
+MODEL_FILE = "model.txt"
+FORCE_VALUES = (None, "auto", "analytic", "learned")
+
+
+class ModelUnavailableError(ValueError):
+    """``force="learned"`` but no trained model can be loaded."""
+
+
+_LOCK = threading.Lock()
+_CHOSEN: dict[tuple[str, str, str], CostModel] = {}
+_WARNED: set[str] = set()
+_ANALYTIC = AnalyticModel()
+
+
+def model_search_dirs(model_dir: str | os.PathLike | None = None) -> list[Path]:
+    """The folders searched for ``<profile>/model.txt``, in order."""
+    dirs: list[Path] = []
+    if model_dir is not None:
+        dirs.append(Path(model_dir).expanduser())
+    env = os.environ.get("LEARNED_COST_MODEL_DIR", "").strip()
+    if env:
+        dirs.append(Path(env).expanduser())
+    pkg = Path(__file__).resolve().parents[1]  # .../learned_cost
+    dirs.append(pkg.parent / "models")
+    dirs.append(pkg / "_models")
+    return dirs
+
+
+def find_model_folder(profile: HardwareProfile, model_dir: str | os.PathLike | None = None) -> Path | None:
+    """The folder holding the profile's trained ``model.txt``, or None."""
+    if model_dir is not None:
+        d = Path(model_dir).expanduser()
+        if (d / MODEL_FILE).is_file():
+            return d
+    for d in model_search_dirs(model_dir):
+        if (d / profile.name / MODEL_FILE).is_file():
+            return d / profile.name
+    return None
+
+
+def select_model(
+    profile: HardwareProfile,
+    model_dir: str | os.PathLike | None = None,
+    force: str | None = None,
+) -> CostModel:
+    """The model that predicts for ``profile`` (rules in the module docstring)."""
+    if force not in FORCE_VALUES:
+        raise ValueError(f"unknown model {force!r}; expected 'analytic', 'learned' or 'auto'")
+    if force == "analytic":
+        return _ANALYTIC
+    folder = find_model_folder(profile, model_dir)
+    key = (profile.digest, str(folder), force or "auto")
+    with _LOCK:
+        hit = _CHOSEN.get(key)
+    if hit is not None:
+        return hit
+    model: CostModel = _ANALYTIC
+    if folder is None:
+        if force == "learned":
+            raise ModelUnavailableError(
+                f"no trained model for hardware {profile.name!r}: no {profile.name}/{MODEL_FILE} in "
+                + ", ".join(str(d) for d in model_search_dirs(model_dir))
+            )
+    else:
+        try:
+            from .learned import LearnedModel
+
+            model = LearnedModel.load(folder)
+        except Exception as e:  # any failure falls back: predictions must keep flowing
+            reason = f"trained model in {folder} is unusable ({type(e).__name__}: {e}); using the analytic model"
+            if force == "learned":
+                raise ModelUnavailableError(reason) from None
+            with _LOCK:
+                first = reason not in _WARNED
+                _WARNED.add(reason)
+            if first:
+                warnings.warn(reason, RuntimeWarning, stacklevel=2)
+            model = _ANALYTIC
+    with _LOCK:
+        _CHOSEN.setdefault(key, model)
+        return _CHOSEN[key]
+
+
+def clear_model_cache() -> None:
+    """Forget cached choices and issued warnings (tests, retraining)."""
+    with _LOCK:
+        _CHOSEN.clear()
+        _WARNED.clear()
