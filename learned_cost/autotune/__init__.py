@@ -1,1 +1,72 @@
+"""Prune Triton autotuning by predicted latency; learn from every tuning run.
 
+``from learned_cost.autotune import autotune`` gives a decorator factory used
+like ``triton.autotune`` (see ``tuner.autotune``)::
+
+    @autotune(configs=[...], key=["n"], top_k=0.25)
+    @triton.jit
+    def kernel(...): ...
+
+``make_perf_model()`` gives a ``perf_model`` for stock
+``triton.autotune(prune_configs_by={"perf_model": ..., "top_k": ...})``.
+
+Modules: ``prune`` (which configs to benchmark; pure), ``kernel_ir`` (TTIR,
+bindings and grid of a candidate launch), ``perf_model`` (asking the cost
+model), ``tuner`` (the Autotuner subclass and the decorator), ``feedback``
+(measured timings -> profile rows in the user cache), ``cli``
+(``learned-cost feedback``).
+
+Names that need triton are loaded on first use, so importing this package
+(e.g. for the feedback CLI) does not import triton.
+"""
+
+from __future__ import annotations
+
+from .prune import PrunePlan, plan_pruning, resolve_top_k
+
+__all__ = [
+    "autotune",
+    "make_perf_model",
+    "PerfModel",
+    "PruningAutotuner",
+    "TuningReport",
+    "PrunePlan",
+    "plan_pruning",
+    "resolve_top_k",
+]
+
+_LAZY = {
+    "autotune": "tuner",
+    "PruningAutotuner": "tuner",
+    "TuningReport": "tuner",
+    "make_perf_model": "perf_model",
+    "PerfModel": "perf_model",
+}
+
+
+def __getattr__(name: str):
+    mod = _LAZY.get(name)
+    if mod is None:
+        raise AttributeError(f"module 'learned_cost.autotune' has no attribute {name!r}")
+    import importlib
+
+    value = getattr(importlib.import_module(f"{__name__}.{mod}"), name)
+    globals()[name] = value
+    return value
+
+
+def _make_callable() -> None:
+    # `learned_cost.autotune` is this package, so make the package itself
+    # callable: `learned_cost.autotune(configs, key, ...)` works as the
+    # decorator factory, like `from learned_cost.autotune import autotune`.
+    import sys
+    import types
+
+    class _CallableModule(types.ModuleType):
+        def __call__(self, *args, **kwargs):
+            return __getattr__("autotune")(*args, **kwargs)
+
+    sys.modules[__name__].__class__ = _CallableModule
+
+
+_make_callable()

@@ -1,0 +1,275 @@
+"""The TTIR, integer bindings and grid of one autotune candidate launch.
+
+Given a Triton kernel, the actual launch arguments and one config's
+meta-parameters, :func:`describe_launch` does what ``JITFunction.run`` does
+before compiling -- the backend's binder specializes the real arguments
+(integers equal to 1 and ``None`` become constants, integers and pointers
+divisible by 16 get ``tt.divisibility``), ``ASTSource.make_ir`` produces the
+raw TTIR and the backend's ``ttir`` stage the optimized TTIR -- but writes
+nothing to the Triton cache and compiles no machine code.
+
+Constexpr and specialized parameters vanish from the TTIR signature, so the
+integer bindings are keyed by TTIR argument position (``argN`` counts only the
+parameters that survive), not by Python parameter position.
+
+Results are cached per (kernel, specialization, target): configs that differ
+only in launch options (num_warps, num_stages) share one TTIR build.
+"""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass, field
+from typing import Any, Callable, Mapping, Sequence
+
+# H200 is sm_90 with 32-thread warps; used when no GPU driver is active
+# (CPU, interpreter), so that the TTIR matches what the H200 would compile.
+DEFAULT_TARGET: tuple[str, Any, int] = ("cuda", 90, 32)
+
+# Launch options that reach the compiler but not the TTIR.
+OPTION_KEYS: tuple[str, ...] = ("num_warps", "num_stages", "num_ctas", "maxnreg")
+
+
+@dataclass(frozen=True)
+class LaunchIR:
+    """What the cost model needs to know about one candidate launch.
+
+    ``arg_bindings`` maps ``argN`` (TTIR argument position) to the integer
+    value of that argument; ``grid`` is the launch grid padded to 3 ints;
+    ``options`` holds the launch options (num_warps, num_stages, ...).
+    """
+
+    ttir: str
+    arg_bindings: Mapping[str, int]
+    grid: tuple[int, int, int]
+    options: Mapping[str, Any]
+    raw_ttir: str = ""
+    kernel_name: str = ""
+    # TTIR argument position -> Python parameter name, for diagnostics.
+    arg_names: Mapping[str, str] = field(default_factory=dict)
+
+    def equivalence_key(self) -> tuple:
+        """Configs with equal keys compile to the same kernel launch."""
+        return (
+            self.ttir,
+            tuple(sorted(self.arg_bindings.items())),
+            self.grid,
+            tuple(sorted((k, repr(v)) for k, v in self.options.items())),
+        )
+
+
+def jit_function_of(kernel: Any) -> Any:
+    """The ``JITFunction`` underneath ``kernel`` (an Autotuner, Heuristics,
+    JITFunction or, under TRITON_INTERPRET=1, an InterpretedFunction, which
+    cannot make IR itself: a JITFunction is made from its Python function)."""
+    from triton.runtime.jit import JITFunction
+
+    seen = 0
+    cur = kernel
+    while not isinstance(cur, JITFunction):
+        inner = getattr(cur, "fn", None)
+        if inner is None or seen > 16:
+            break
+        if callable(inner) and not hasattr(inner, "fn") and hasattr(inner, "__code__"):
+            # A plain Python function: ``cur`` is an interpreter wrapper.
+            return _jit_from_python(inner)
+        cur = inner
+        seen += 1
+    if isinstance(cur, JITFunction):
+        return cur
+    raise TypeError(f"not a Triton kernel (no JITFunction inside): {kernel!r}")
+
+
+_JIT_FROM_PY: dict[Any, Any] = {}
+
+
+def _jit_from_python(fn: Callable) -> Any:
+    from triton.runtime.jit import JITFunction
+
+    jf = _JIT_FROM_PY.get(fn)
+    if jf is None:
+        jf = _JIT_FROM_PY[fn] = JITFunction(fn)
+    return jf
+
+
+def heuristics_of(kernel: Any) -> list[Mapping[str, Callable]]:
+    """``triton.heuristics`` value tables between ``kernel`` and its
+    JITFunction, outermost first: their values are launch kwargs too."""
+    from triton.runtime.autotuner import Heuristics
+
+    out = []
+    cur = kernel
+    for _ in range(16):
+        if isinstance(cur, Heuristics):
+            out.append(cur.values)
+        cur = getattr(cur, "fn", None)
+        if cur is None:
+            break
+    return out
+
+
+def active_target() -> tuple[str, Any, int]:
+    """(backend, arch, warp size) of the active Triton driver, or the H200
+    default when none is active (CPU, interpreter)."""
+    import os
+
+    if os.environ.get("TRITON_INTERPRET", "0") not in ("", "0"):
+        return DEFAULT_TARGET
+    try:
+        from triton.runtime import driver
+
+        t = driver.active.get_current_target()
+        return (t.backend, t.arch, t.warp_size)
+    except Exception:  # no GPU driver on this host
+        return DEFAULT_TARGET
+
+
+class LaunchDescriber:
+    """Builds :class:`LaunchIR` for launches of one kernel, with a cache.
+
+    ``target`` is (backend, arch, warp size); None means the active driver's
+    target (see :func:`active_target`).
+    """
+
+    def __init__(self, kernel: Any, target: tuple[str, Any, int] | None = None):
+        self.kernel = kernel
+        self.jit = jit_function_of(kernel)
+        self.heuristics = heuristics_of(kernel)
+        self.target = tuple(target) if target is not None else active_target()
+        self._binder = None
+        self._backend = None
+        self._gpu_target = None
+        self._cache: dict[Any, tuple[str, str]] = {}
+        self._lock = threading.Lock()
+
+    # -------------------------------------------------------------- helpers
+    def _ensure_binder(self) -> None:
+        if self._binder is not None:
+            return
+        from triton.backends.compiler import GPUTarget
+        from triton.compiler.compiler import make_backend
+        from triton.runtime.jit import create_function_from_signature
+
+        self._gpu_target = GPUTarget(*self.target)
+        self._backend = make_backend(self._gpu_target)
+        self._binder = create_function_from_signature(self.jit.signature, self.jit.params, self._backend)
+
+    def bind(self, args: Sequence[Any], kwargs: Mapping[str, Any]):
+        """Run the JIT binder: (bound args by name, specialization, options)."""
+        self._ensure_binder()
+        return self._binder(*args, **kwargs)
+
+    # ----------------------------------------------------------------- main
+    def describe(
+        self,
+        args: Sequence[Any],
+        kwargs: Mapping[str, Any],
+        config_kwargs: Mapping[str, Any],
+        grid: Any,
+    ) -> LaunchIR:
+        """TTIR, bindings, grid and options of launching the kernel with
+        positional ``args``, keyword ``kwargs`` (the call's own keywords, no
+        ``grid``/``warmup``) and ``config_kwargs`` (a config's
+        ``all_kwargs()``: meta-parameters plus num_warps, num_stages, ...)."""
+        call_kwargs = {k: v for k, v in kwargs.items() if k not in ("grid", "warmup")}
+        merged = {**call_kwargs, **dict(config_kwargs)}
+        if self.heuristics:
+            named = {**dict(zip(self.jit.arg_names, args)), **merged}
+            for table in self.heuristics:
+                for name, fn in table.items():
+                    merged[name] = fn(named)
+                    named[name] = merged[name]
+        options = {k: merged[k] for k in OPTION_KEYS if merged.get(k) is not None}
+        bound, spec, _ = self.bind(args, {k: v for k, v in merged.items() if k != "ir_override"})
+
+        key = (_hashable(spec), self.target)
+        with self._lock:
+            texts = self._cache.get(key)
+        if texts is None:
+            texts = self._make_ttir(bound, spec, merged)
+            with self._lock:
+                self._cache[key] = texts
+        raw, optimized = texts
+
+        bindings, names = ttir_int_bindings(list(bound.items()), spec)
+        return LaunchIR(
+            ttir=optimized,
+            arg_bindings=bindings,
+            grid=resolve_grid(grid, bound),
+            options=options,
+            raw_ttir=raw,
+            kernel_name=self.jit.__name__,
+            arg_names=names,
+        )
+
+    def _make_ttir(self, bound: Mapping[str, Any], spec: list, kwargs: Mapping[str, Any]) -> tuple[str, str]:
+        from triton._C.libtriton import ir
+        from triton.compiler import ASTSource
+
+        backend = self._backend
+        params = self.jit.params
+        signature = {p.name: s[0] for p, s in zip(params, spec)}
+        values = list(bound.values())
+        constexprs = {(i,): values[i] for i, s in enumerate(spec) if s[0] == "constexpr"}
+        attrs = {(i,): backend.parse_attr(s[1]) for i, s in enumerate(spec) if isinstance(s[1], str)}
+        opt_in = {k: v for k, v in kwargs.items() if k in OPTION_KEYS or k == "debug"}
+        options = backend.parse_options(opt_in)
+        src = ASTSource(self.jit, signature, constexprs, attrs)
+        context = ir.context()
+        ir.load_dialects(context)
+        backend.load_dialects(context)
+        module = src.make_ir(
+            self._gpu_target, options, backend.get_codegen_implementation(options), backend.get_module_map(), context
+        )
+        raw = str(module)
+        stages: dict[str, Any] = {}
+        backend.add_stages(stages, options, src.language)
+        optimized = stages["ttir"](module, {})
+        return raw, str(optimized)
+
+
+def ttir_int_bindings(bound_items: Sequence[tuple[str, Any]], spec: Sequence[tuple]) -> tuple[dict[str, int], dict[str, str]]:
+    """``{argN: value}`` for the integer parameters that survive into the
+    TTIR signature (N counts surviving parameters only), and ``{argN: name}``.
+
+    A parameter survives unless the binder made it a constant (constexprs,
+    integers equal to 1, ``None``). Booleans bind as 0/1."""
+    bindings: dict[str, int] = {}
+    names: dict[str, str] = {}
+    pos = 0
+    for (name, value), s in zip(bound_items, spec):
+        if s[0] == "constexpr":
+            continue
+        if isinstance(value, (bool, int)) and not hasattr(value, "dtype"):
+            bindings[f"arg{pos}"] = int(value)
+            names[f"arg{pos}"] = name
+        pos += 1
+    return bindings, names
+
+
+def resolve_grid(grid: Any, meta: Mapping[str, Any]) -> tuple[int, int, int]:
+    """The launch grid as 3 positive ints: ``grid`` is an int, a sequence of
+    1-3 ints, or a callable of the launch's meta-parameters returning one."""
+    g = grid(dict(meta)) if callable(grid) else grid
+    if isinstance(g, int):
+        g = (g,)
+    try:
+        dims = [int(x) for x in g]
+    except TypeError as e:
+        raise ValueError(f"grid must be an int or 1-3 ints, got {g!r}") from e
+    if not 1 <= len(dims) <= 3:
+        raise ValueError(f"grid must have 1-3 dimensions, got {g!r}")
+    dims += [1] * (3 - len(dims))
+    return (dims[0], dims[1], dims[2])
+
+
+def _hashable(obj: Any) -> Any:
+    if isinstance(obj, (list, tuple)):
+        return tuple(_hashable(x) for x in obj)
+    if isinstance(obj, dict):
+        return tuple(sorted((k, _hashable(v)) for k, v in obj.items()))
+    try:
+        hash(obj)
+        return obj
+    except TypeError:
+        return repr(obj)

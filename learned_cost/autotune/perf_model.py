@@ -1,0 +1,199 @@
+"""Ask the cost model about autotune candidates.
+
+Two ways in:
+
+* :func:`predict_launches` -- one batched call of the predictor for many
+  :class:`~learned_cost.autotune.kernel_ir.LaunchIR` (what the
+  ``learned_cost.autotune`` decorator uses);
+* :func:`make_perf_model` -- a ``perf_model`` for stock
+  ``triton.autotune(..., prune_configs_by={"perf_model": ..., "top_k": ...})``.
+
+A *predictor* is any callable taking a list of cost-model items (see the item
+table in the design notes) and returning ``{config: latency_us}``, exactly the
+batch form of ``learned_cost.costmodel_bench``, which is the default.
+Predictions are microseconds; a failed prediction is ``inf``, never an
+exception.
+"""
+
+from __future__ import annotations
+
+import inspect
+import math
+import re
+import warnings
+from typing import Any, Callable, Mapping, Sequence
+
+from .kernel_ir import LaunchDescriber, LaunchIR
+
+Predictor = Callable[[list], Mapping[Any, float]]
+
+# The hardware named in items when no GPU is visible: the TTIR target
+# defaults to the H200 too (see kernel_ir.DEFAULT_TARGET).
+DEFAULT_HARDWARE = "h200"
+
+
+def default_predictor(items: list) -> Mapping[Any, float]:
+    """``learned_cost.costmodel_bench`` in its batch form."""
+    from learned_cost import costmodel_bench
+
+    return costmodel_bench(items)
+
+
+def default_hardware() -> str:
+    """The visible CUDA device's name (e.g. ``NVIDIA H200``), else ``h200``."""
+    import os
+
+    if os.environ.get("TRITON_INTERPRET", "0") not in ("", "0"):
+        return DEFAULT_HARDWARE
+    try:
+        import torch
+
+        if torch.cuda.is_available():
+            return torch.cuda.get_device_name()
+    except Exception:  # torch missing or broken: the default is fine
+        pass
+    return DEFAULT_HARDWARE
+
+
+def hardware_slug(hardware: str) -> str:
+    """A directory-safe hardware profile name: ``NVIDIA H200`` -> ``h200``."""
+    try:  # the hardware registry knows aliases when it is available
+        from learned_cost.hardware import resolve_name  # type: ignore[attr-defined]
+
+        name = resolve_name(hardware)
+        if name:
+            return str(name)
+    except Exception:
+        pass
+    s = hardware.strip().lower()
+    s = re.sub(r"^nvidia[ _-]+", "", s)
+    s = re.sub(r"[^a-z0-9._-]+", "-", s).strip("-")
+    return s or "unknown"
+
+
+def launch_item(config: Any, launch: LaunchIR, hardware: str | None) -> dict:
+    """The cost-model item for one candidate launch."""
+    item = {
+        "config": config,
+        "ttir": launch.ttir,
+        "arg_bindings": dict(launch.arg_bindings),
+        "grid": list(launch.grid),
+        "options": dict(launch.options),
+    }
+    if hardware:
+        item["hardware"] = hardware
+    return item
+
+
+def predict_launches(
+    launches: Sequence[LaunchIR | None],
+    predictor: Predictor | None = None,
+    hardware: str | None = None,
+) -> list[float]:
+    """Predicted latency (us) per launch, ``inf`` where a launch is None or
+    the predictor gives nothing finite. The predictor is called once; if it
+    raises, every prediction is ``inf`` and one RuntimeWarning says why."""
+    predictor = predictor or default_predictor
+    items = [launch_item(i, la, hardware) for i, la in enumerate(launches) if la is not None]
+    out = [math.inf] * len(launches)
+    if not items:
+        return out
+    try:
+        result = predictor(items)
+    except Exception as e:  # fail open: the caller benchmarks everything
+        warnings.warn(f"learned_cost: cost model failed ({type(e).__name__}: {e}); no pruning", RuntimeWarning, stacklevel=2)
+        return out
+    if not isinstance(result, Mapping):
+        warnings.warn(f"learned_cost: predictor returned {type(result).__name__}, expected a mapping", RuntimeWarning, stacklevel=2)
+        return out
+    for cfg, lat in result.items():
+        if isinstance(cfg, int) and 0 <= cfg < len(out):
+            try:
+                v = float(lat)
+            except (TypeError, ValueError):
+                continue
+            out[cfg] = v if math.isfinite(v) and v >= 0 else math.inf
+    return out
+
+
+class PerfModel:
+    """A stock-Triton ``perf_model``: ``f(**named_args, grid=..., **config
+    kwargs) -> predicted latency (us)``.
+
+    Stock ``Autotuner.prune_configs`` calls it once per config with the
+    kernel's named arguments, the launch keywords (``grid``, ``warmup``) and
+    the config's ``all_kwargs()`` -- but not with the kernel itself. Give the
+    kernel with :meth:`bind` (or ``kernel=``) after it is defined; otherwise
+    the calling Autotuner is found on the call stack.
+    """
+
+    def __init__(self, kernel: Any = None, predictor: Predictor | None = None,
+                 hardware: str | None = None, target: tuple | None = None):
+        self.predictor = predictor
+        self.hardware = hardware
+        self.target = target
+        self._describer: LaunchDescriber | None = None
+        self._kernel = None
+        self._memo: dict[Any, float] = {}
+        if kernel is not None:
+            self.bind(kernel)
+
+    def bind(self, kernel: Any) -> "PerfModel":
+        """Use ``kernel`` (Autotuner, JITFunction, ...) to build TTIR."""
+        self._kernel = kernel
+        self._describer = LaunchDescriber(kernel, self.target)
+        return self
+
+    def _find_kernel(self) -> None:
+        from triton.runtime.autotuner import Autotuner
+
+        frame = inspect.currentframe()
+        try:
+            f = frame.f_back if frame else None
+            for _ in range(8):
+                if f is None:
+                    break
+                cand = f.f_locals.get("self")
+                if isinstance(cand, Autotuner):
+                    self.bind(cand)
+                    return
+                f = f.f_back
+        finally:
+            del frame
+        raise RuntimeError("perf_model: no kernel bound and no calling Autotuner found; call .bind(kernel)")
+
+    def __call__(self, **kwargs: Any) -> float:
+        if self._describer is None:
+            self._find_kernel()
+        d = self._describer
+        assert d is not None
+        grid = kwargs.pop("grid", None)
+        kwargs.pop("warmup", None)
+        # Every kernel argument arrives by name; the binder accepts that.
+        try:
+            launch = d.describe([], {}, kwargs, grid if grid is not None else (1,))
+        except Exception as e:
+            warnings.warn(f"learned_cost: no TTIR for config {kwargs} ({type(e).__name__}: {e})", RuntimeWarning, stacklevel=2)
+            return math.inf
+        key = launch.equivalence_key()
+        if key not in self._memo:
+            hw = self.hardware or default_hardware()
+            self._memo[key] = predict_launches([launch], self.predictor, hw)[0]
+        return self._memo[key]
+
+
+def make_perf_model(kernel: Any = None, *, predictor: Predictor | None = None,
+                    hardware: str | None = None, target: tuple | None = None) -> PerfModel:
+    """A ``perf_model`` for ``triton.autotune(prune_configs_by=...)``.
+
+    Example::
+
+        pm = make_perf_model()
+        @triton.autotune(configs, key=["n"], prune_configs_by={"perf_model": pm, "top_k": 4})
+        @triton.jit
+        def kernel(...): ...
+
+    Stock Triton turns a float ``top_k`` into ``int(len(configs) * top_k)``
+    (rounded down, possibly 0) and cannot keep equivalent configs together;
+    ``learned_cost.autotune.autotune`` does both properly."""
+    return PerfModel(kernel, predictor=predictor, hardware=hardware, target=target)
