@@ -1,0 +1,207 @@
+"""LearnedModel: a LightGBM booster that predicts launch latency in µs.
+
+A model directory holds two files:
+
+* ``model.txt``: the booster in LightGBM's own text format (never a pickle);
+* ``metadata.json``: feature schema version and names, the SHA-256 of
+  model.txt, the variant (how to turn the booster's output into µs), the
+  training data's digest and row count, hardware, LightGBM version,
+  hyperparameters, metrics and date.
+
+``LearnedModel.load`` refuses a directory whose model.txt does not match its
+recorded digest, or whose features differ from this package's feature schema,
+with a ``ModelLoadError`` that says which check failed. The caller
+(``learned_cost.models.select``) turns that into the analytic fallback.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import os
+import tempfile
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Sequence
+
+import numpy as np
+
+from ..features.schema import FEATURE_SCHEMA_VERSION, feature_names
+
+MODEL_FILE = "model.txt"
+METADATA_FILE = "metadata.json"
+METADATA_FORMAT = 1
+# Variants whose output converts to µs; see learned_cost.train.fit.
+_LATENCY_VARIANTS = ("log_latency", "log_ratio")
+_ANALYTIC_INPUT = "analytic_log_us"
+_MIN_US = 1e-3
+
+
+class ModelLoadError(RuntimeError):
+    """A model directory is missing, corrupt, or built for other features."""
+
+
+@dataclass
+class ModelMetadata:
+    """What metadata.json records (see module docstring)."""
+
+    variant: str
+    feature_schema_version: int
+    feature_names: list[str]
+    model_inputs: list[str]
+    model_sha256: str
+    hardware: str
+    lightgbm_version: str
+    hyperparameters: dict
+    training_data: dict = field(default_factory=dict)  # digest, rows, groups, families
+    metrics: dict = field(default_factory=dict)
+    created: str = ""
+    format: int = METADATA_FORMAT
+
+    def to_json(self) -> str:
+        return json.dumps(asdict(self), indent=2, sort_keys=True, default=_json_default) + "\n"
+
+    @classmethod
+    def from_dict(cls, d: dict) -> "ModelMetadata":
+        known = set(cls.__dataclass_fields__)
+        missing = [k for k in ("variant", "feature_schema_version", "feature_names", "model_inputs",
+                               "model_sha256", "hardware", "lightgbm_version", "hyperparameters") if k not in d]
+        if missing:
+            raise ModelLoadError(f"metadata.json lacks keys {missing}")
+        return cls(**{k: v for k, v in d.items() if k in known})
+
+
+def _json_default(o):
+    if isinstance(o, (np.integer,)):
+        return int(o)
+    if isinstance(o, (np.floating,)):
+        f = float(o)
+        return None if math.isnan(f) else f
+    raise TypeError(f"not JSON serializable: {type(o).__name__}")
+
+
+def sha256_bytes(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+class LearnedModel:
+    """CostModel over a LightGBM booster. ``predict`` returns the whole
+    launch's latency in µs. Prediction holds no mutable state, so one
+    instance may serve many threads."""
+
+    name = "learned"
+
+    def __init__(self, booster, metadata: ModelMetadata, model_text: str):
+        if metadata.variant not in _LATENCY_VARIANTS:
+            raise ModelLoadError(
+                f"variant {metadata.variant!r} does not predict microseconds; expected one of {_LATENCY_VARIANTS}")
+        self._booster = booster
+        self.metadata = metadata
+        self._model_text = model_text
+        self.digest = metadata.model_sha256
+        self.hardware = metadata.hardware
+        self.variant = metadata.variant
+
+    # ------------------------------------------------------------ io
+    @classmethod
+    def from_booster(cls, booster, metadata_fields: dict) -> "LearnedModel":
+        """Wrap a freshly trained booster; ``metadata_fields`` fills every
+        ModelMetadata field except the schema, digest and LightGBM version."""
+        import lightgbm as lgb
+
+        text = booster.model_to_string()
+        md = ModelMetadata(
+            feature_schema_version=FEATURE_SCHEMA_VERSION,
+            feature_names=feature_names(),
+            model_sha256=sha256_bytes(text.encode("utf-8")),
+            lightgbm_version=lgb.__version__,
+            **metadata_fields,
+        )
+        return cls(booster, md, text)
+
+    def save(self, path: str | os.PathLike) -> Path:
+        """Write model.txt and metadata.json into directory ``path`` (created),
+        each atomically (temp file + rename)."""
+        d = Path(path)
+        d.mkdir(parents=True, exist_ok=True)
+        _atomic_write(d / MODEL_FILE, self._model_text.encode("utf-8"))
+        _atomic_write(d / METADATA_FILE, self.metadata.to_json().encode("utf-8"))
+        return d
+
+    @classmethod
+    def load(cls, path: str | os.PathLike) -> "LearnedModel":
+        """Load and check a model directory; raises ModelLoadError naming the
+        failed check (missing file, bad JSON, digest, schema, names)."""
+        import lightgbm as lgb
+
+        d = Path(path)
+        mfile, jfile = d / MODEL_FILE, d / METADATA_FILE
+        for f in (mfile, jfile):
+            if not f.is_file():
+                raise ModelLoadError(f"{f} not found")
+        try:
+            md = ModelMetadata.from_dict(json.loads(jfile.read_text(encoding="utf-8")))
+        except (json.JSONDecodeError, UnicodeDecodeError, TypeError) as e:
+            raise ModelLoadError(f"{jfile} is not valid metadata: {e}") from e
+        raw = mfile.read_bytes()
+        got = sha256_bytes(raw)
+        if got != md.model_sha256:
+            raise ModelLoadError(f"{mfile} has SHA-256 {got[:16]}..., metadata records {md.model_sha256[:16]}...")
+        if md.feature_schema_version != FEATURE_SCHEMA_VERSION:
+            raise ModelLoadError(
+                f"model built for feature schema {md.feature_schema_version}, this package has {FEATURE_SCHEMA_VERSION}")
+        if list(md.feature_names) != feature_names():
+            diff = sorted(set(md.feature_names) ^ set(feature_names()))
+            raise ModelLoadError(f"model feature names differ from the schema's (e.g. {diff[:5]} or their order)")
+        if list(md.model_inputs) != feature_names() + [_ANALYTIC_INPUT]:
+            raise ModelLoadError("model inputs are not the schema features plus the analytic input")
+        text = raw.decode("utf-8")
+        try:
+            booster = lgb.Booster(model_str=text)
+        except Exception as e:  # LightGBM raises LightGBMError for a bad text
+            raise ModelLoadError(f"{mfile} is not a LightGBM model: {e}") from e
+        if booster.num_feature() != len(md.model_inputs):
+            raise ModelLoadError(
+                f"{mfile} expects {booster.num_feature()} inputs, metadata lists {len(md.model_inputs)}")
+        return cls(booster, md, text)
+
+    # ------------------------------------------------------------ predict
+    def _rows(self, features: Sequence, profile) -> np.ndarray:
+        from .analytic import analytic_latency_us
+
+        x = np.empty((len(features), len(self.metadata.model_inputs)), dtype=np.float64)
+        for i, fv in enumerate(features):
+            x[i, :-1] = fv.to_array()
+            a = float(analytic_latency_us(fv, profile))
+            x[i, -1] = math.log(a) if math.isfinite(a) and a > _MIN_US else math.log(_MIN_US)
+        return x
+
+    def predict_inputs(self, x: np.ndarray) -> np.ndarray:
+        """µs from a matrix of ``model_inputs`` (last column ln analytic µs)."""
+        raw = np.asarray(self._booster.predict(x, num_threads=1), dtype=np.float64)
+        if self.variant == "log_ratio":
+            raw = raw + x[:, -1]
+        return np.exp(raw)
+
+    def predict_many(self, features: Sequence, profile) -> np.ndarray:
+        """Latency in µs of each FeatureVector of ``features`` on ``profile``."""
+        if len(features) == 0:
+            return np.empty(0, dtype=np.float64)
+        return self.predict_inputs(self._rows(features, profile))
+
+    def predict(self, features, profile) -> float:
+        """Latency in µs of one FeatureVector on ``profile``."""
+        return float(self.predict_many([features], profile)[0])
+
+
+def _atomic_write(path: Path, data: bytes) -> None:
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=path.name + ".", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise

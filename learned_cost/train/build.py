@@ -1,0 +1,105 @@
+"""Profile directory -> trained, checked LearnedModel directory.
+
+``train_model`` is what ``learned-cost train`` runs: load the measured rows,
+recompute features from the stored TTIR, pick the variant by grouped CV on
+these rows (families merged into a few folds), fit the picked variant on all
+rows and save model.txt + metadata.json.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import pandas as pd
+
+from ..dataset import ProfileStore
+from .features_table import FeaturesTable, build_features_table, data_digest
+from .fit import LATENCY_VARIANTS, VARIANTS, FitParams, Selection, fit, select_variant
+
+
+@dataclass
+class TrainResult:
+    model_dir: Path
+    variant: str
+    rows: int
+    selection: Selection | None
+    seconds: float
+
+
+def load_features(data_dir: str | Path, hardware: str, progress: bool = True) -> tuple[FeaturesTable, object]:
+    """Features table of a profile directory, and the hardware profile used."""
+    from ..hardware import load_profile
+
+    store = ProfileStore(Path(data_dir))
+    rows = store.load_rows()
+    if rows.empty:
+        raise ValueError(f"no profile rows under {data_dir}")
+    profile = load_profile(hardware)
+    ft = build_features_table(rows, store.load_ttir(), profile, progress=progress)
+    if ft.table.empty:
+        reasons = sorted(set(ft.dropped.values()))[:3]
+        raise ValueError(f"no usable training rows under {data_dir} (dropped: {reasons})")
+    return ft, profile
+
+
+def train_from_table(ft: FeaturesTable, hardware: str, out: str | Path, params: FitParams | None = None,
+                     variant: str | None = None, select_splits: int = 3) -> TrainResult:
+    """Fit and save a model from a features table. ``variant=None`` lets
+    grouped CV over the table pick it (needs >= 2 families, else
+    ``log_ratio``)."""
+    from ..models.learned import LearnedModel
+
+    t0 = time.perf_counter()
+    params = params or FitParams()
+    table = ft.table
+    cols = ft.feature_cols
+    selection = None
+    if variant is None:
+        if table["family"].nunique() >= 2:
+            selection = select_variant(table, cols, params, n_splits=select_splits)
+            variant = selection.variant
+        else:
+            variant = "log_ratio"
+    if variant not in LATENCY_VARIANTS:
+        raise ValueError(f"variant {variant!r} cannot be shipped: it predicts no microseconds "
+                         f"(choose from {LATENCY_VARIANTS}; {VARIANTS[-1]} is for comparison)")
+    fitted = fit(table, cols, variant, params)
+    metrics = {}
+    if selection is not None:
+        metrics["variant_selection_cv"] = {
+            "folds": selection.folds,
+            "note": "grouped CV on the training rows, families merged into folds; lower regret is better",
+            "by_variant": _records(selection.comparison),
+        }
+    model = LearnedModel.from_booster(fitted.booster, {
+        "variant": variant,
+        "model_inputs": fitted.inputs,
+        "hardware": hardware,
+        "hyperparameters": {**params.as_dict(), "lightgbm": params.lgb_params(variant)},
+        "training_data": {
+            "digest": data_digest(table),
+            "rows": int(len(table)),
+            "groups": int(table["group"].nunique()),
+            "families": sorted(table["family"].unique().tolist()),
+            "dropped_rows": int(len(ft.dropped)),
+        },
+        "metrics": metrics,
+        "created": _dt.datetime.now(_dt.timezone.utc).replace(microsecond=0).isoformat(),
+    })
+    d = model.save(out)
+    return TrainResult(model_dir=d, variant=variant, rows=len(table), selection=selection,
+                       seconds=time.perf_counter() - t0)
+
+
+def _records(df: pd.DataFrame) -> dict:
+    return {str(i): {k: (None if pd.isna(v) else float(v)) for k, v in r.items()} for i, r in df.iterrows()}
+
+
+def train_model(data_dir: str | Path, hardware: str, out: str | Path, params: FitParams | None = None,
+                variant: str | None = None, progress: bool = True) -> TrainResult:
+    """``learned-cost train``: profile directory -> model directory."""
+    ft, _ = load_features(data_dir, hardware, progress=progress)
+    return train_from_table(ft, hardware, out, params, variant)

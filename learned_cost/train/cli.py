@@ -1,0 +1,204 @@
+"""``learned-cost train | evaluate | retrain`` (and ``python -m learned_cost.train``).
+
+``register(subparsers)`` adds the three commands to the main CLI's
+subparsers; each handler returns an exit code and reports bad input as one
+line on stderr.
+
+* train:    profile directory -> models/<hardware>/ (model.txt + metadata.json)
+* evaluate: cross-validated report -> reports/<hardware>/evaluation.md + PNGs
+* retrain:  collect on a device -> train -> evaluate -> install the model
+"""
+
+from __future__ import annotations
+
+import argparse
+import shlex
+import shutil
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+
+def _err(msg: str) -> int:
+    print(f"learned-cost: error: {msg}", file=sys.stderr)
+    return 2
+
+
+def _params(args):
+    from .fit import FitParams
+
+    kw = {}
+    if getattr(args, "rounds", None):
+        kw["num_boost_round"] = args.rounds
+    if getattr(args, "threads", None):
+        kw["num_threads"] = args.threads
+    if getattr(args, "seed", None) is not None:
+        kw["seed"] = args.seed
+    return FitParams(**kw)
+
+
+def _check_data(path: str) -> str | None:
+    p = Path(path)
+    if not p.is_dir():
+        return f"--data {path!r} is not a directory"
+    if not any(p.glob("rows-*.parquet")):
+        return f"--data {path!r} holds no rows-*.parquet profile chunks"
+    return None
+
+
+def _check_hardware(name: str) -> str | None:
+    from ..hardware import load_profile
+
+    try:
+        load_profile(name)
+    except Exception as e:
+        return f"--hardware {name!r}: {e}"
+    return None
+
+
+def cmd_train(args) -> int:
+    from .build import train_model
+
+    bad = _check_data(args.data) or _check_hardware(args.hardware)
+    if bad:
+        return _err(bad)
+    if args.rounds is not None and args.rounds < 1:
+        return _err(f"--rounds must be >= 1, got {args.rounds}")
+    try:
+        res = train_model(args.data, args.hardware, args.out, _params(args), variant=args.variant,
+                          progress=not args.quiet)
+    except (ValueError, KeyError) as e:
+        return _err(str(e))
+    if res.selection is not None:
+        cols = ["regret1_geomean", "regret25_geomean", "hit25", "tau_mean", "mape_pct"]
+        print("variant selection (grouped CV on the training rows):")
+        print(res.selection.comparison[cols].to_string(float_format=lambda v: f"{v:.4f}"))
+    print(f"trained {res.variant} on {res.rows} rows in {res.seconds:.1f} s -> {res.model_dir}")
+    return 0
+
+
+def cmd_evaluate(args) -> int:
+    from .build import load_features
+    from .evaluate import SCHEMES, evaluate
+    from .report import write_report
+
+    bad = _check_data(args.data) or _check_hardware(args.hardware)
+    if bad:
+        return _err(bad)
+    if args.model and not (Path(args.model) / "model.txt").is_file():
+        return _err(f"--model {args.model!r} holds no model.txt")
+    schemes = tuple(args.schemes.split(",")) if args.schemes else SCHEMES
+    for s in schemes:
+        if s not in SCHEMES:
+            return _err(f"--schemes: unknown scheme {s!r}; expected some of {','.join(SCHEMES)}")
+    log = (lambda *_: None) if args.quiet else (lambda m: print(m, file=sys.stderr, flush=True))
+    try:
+        ft, _ = load_features(args.data, args.hardware, progress=not args.quiet)
+        res = evaluate(ft.table, ft.feature_cols, args.hardware, _params(args), schemes=schemes,
+                       model_dir=args.model, log=log)
+    except (ValueError, KeyError) as e:
+        return _err(str(e))
+    cmd = (f"learned-cost evaluate --data {shlex.quote(args.data)} --hardware {shlex.quote(args.hardware)}"
+           + (f" --model {shlex.quote(args.model)}" if args.model else "") + f" --out {shlex.quote(args.out)}")
+    note = f"{len(ft.dropped)} usable rows could not be turned into features and were left out." if ft.dropped else ""
+    path = write_report(res, args.out, command=cmd, data_note=note)
+    for scheme, sr in res.schemes.items():
+        cols = ["regret1_geomean", "regret25_geomean", "hit25", "tau_mean", "mape_pct"]
+        print(f"{scheme}:")
+        print(sr.summary[cols].to_string(float_format=lambda v: f"{v:.4f}"))
+    print(f"report -> {path}")
+    return 0
+
+
+def cmd_retrain(args) -> int:
+    """collect -> train -> evaluate -> install. Each step is a subprocess
+    of this same CLI, so a failure stops the flow with that step's code."""
+    data = Path(args.data or f"data/{args.hardware}")
+    install = Path(args.install or f"models/{args.hardware}")
+    report = Path(args.report or f"reports/{args.hardware}")
+    bad = _check_hardware(args.hardware)
+    if bad:
+        return _err(bad)
+    # the main CLI through this interpreter, whether or not the console script is on PATH
+    me = [sys.executable, "-c", "import sys; from learned_cost.cli import main; sys.exit(main())"]
+    steps = []
+    if not args.skip_collect:
+        collect = me + ["collect", "--device", args.device, "--hardware", args.hardware, "--out", str(data)]
+        collect += shlex.split(args.collect_args or "")
+        steps.append(("collect", collect))
+    staging = Path(tempfile.mkdtemp(prefix=f"learned-cost-{args.hardware}-"))
+    steps.append(("train", me + ["train", "--data", str(data), "--hardware", args.hardware, "--out", str(staging)]))
+    steps.append(("evaluate", me + ["evaluate", "--data", str(data), "--hardware", args.hardware,
+                                    "--model", str(staging), "--out", str(report)]))
+    for name, cmd in steps:
+        print(f"[retrain] {name}: {' '.join(shlex.quote(c) for c in cmd)}", flush=True)
+        if args.dry_run:
+            continue
+        rc = subprocess.call(cmd)
+        if rc != 0:
+            return _err(f"retrain stopped: step {name!r} exited with {rc}; model not installed")
+    print(f"[retrain] install: {staging} -> {install}", flush=True)
+    if not args.dry_run:
+        install.mkdir(parents=True, exist_ok=True)
+        # A reader racing this copy may see a new model.txt with the old metadata.json; the loader's
+        # digest check turns that into the analytic fallback instead of a wrong model.
+        for f in ("model.txt", "metadata.json"):
+            shutil.copy2(staging / f, install / f)
+        shutil.rmtree(staging, ignore_errors=True)
+    return 0
+
+
+def _add_fit_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--rounds", type=int, default=None, help="boosting rounds (default 500)")
+    p.add_argument("--threads", type=int, default=None, help="LightGBM threads (default 2; part of determinism)")
+    p.add_argument("--seed", type=int, default=None, help="random seed (default fixed)")
+    p.add_argument("--quiet", action="store_true", help="no progress output")
+
+
+def register(subparsers) -> None:
+    """Add train, evaluate and retrain to an argparse subparsers object."""
+    p = subparsers.add_parser("train", help="train the LightGBM model from a profile directory",
+                              description="Recompute features from the stored TTIR, pick the variant by grouped "
+                                          "CV on the training rows, fit, and write model.txt + metadata.json.")
+    p.add_argument("--data", required=True, help="profile directory, e.g. data/h200")
+    p.add_argument("--hardware", required=True, help="hardware profile name, e.g. h200")
+    p.add_argument("--out", required=True, help="model directory to write, e.g. models/h200")
+    p.add_argument("--variant", choices=("log_latency", "log_ratio"), default=None,
+                   help="skip the CV choice and fit this variant")
+    _add_fit_args(p)
+    p.set_defaults(func=cmd_train)
+
+    p = subparsers.add_parser("evaluate", help="cross-validated evaluation report",
+                              description="Leave-one-family-out and random-group CV: learned vs analytic vs "
+                                          "random-k on the same groups; writes evaluation.md and PNGs.")
+    p.add_argument("--data", required=True, help="profile directory, e.g. data/h200")
+    p.add_argument("--hardware", required=True, help="hardware profile name, e.g. h200")
+    p.add_argument("--model", default=None, help="a trained model directory to describe in the report")
+    p.add_argument("--out", required=True, help="report directory, e.g. reports/h200")
+    p.add_argument("--schemes", default=None, help="comma list of lofo,random (default both)")
+    _add_fit_args(p)
+    p.set_defaults(func=cmd_evaluate)
+
+    p = subparsers.add_parser("retrain", help="collect, train, evaluate and install for a device",
+                              description="The whole flow for new hardware: measure profiles with the collector, "
+                                          "train, evaluate, then copy the model into models/<hardware>/.")
+    p.add_argument("--device", default="cuda", help="collector device: cuda | npu | interpreter")
+    p.add_argument("--hardware", required=True, help="hardware profile name, e.g. ascend_910b")
+    p.add_argument("--data", default=None, help="profile directory (default data/<hardware>)")
+    p.add_argument("--install", default=None, help="model directory to install into (default models/<hardware>)")
+    p.add_argument("--report", default=None, help="report directory (default reports/<hardware>)")
+    p.add_argument("--collect-args", default="", help="extra collector flags, one quoted string")
+    p.add_argument("--skip-collect", action="store_true", help="train on the profiles already in --data")
+    p.add_argument("--dry-run", action="store_true", help="print the steps only")
+    p.set_defaults(func=cmd_retrain)
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    parser = argparse.ArgumentParser(prog="python -m learned_cost.train",
+                                     description="Train, evaluate and retrain the learned cost model.")
+    sub = parser.add_subparsers(dest="command", required=True)
+    register(sub)
+    args = parser.parse_args(argv)
+    return int(args.func(args))

@@ -1,0 +1,192 @@
+"""Cross-validated evaluation: learned vs analytic vs random-k, same groups.
+
+Two schemes:
+
+* leave-one-family-out (``lofo``): each fold holds out one kernel family,
+  trains on the others, scores the held-out one. This is the figure that
+  matters: the family scored was never trained on.
+* random-group (``random``): groups dealt into 5 folds regardless of family;
+  an easier, interpolation-like setting, reported for contrast.
+
+The variant of the "learned" column is picked inside each outer fold by
+grouped CV on that fold's training rows only (nested), so no choice is made
+by looking at the rows being scored. Each variant's own out-of-fold figures
+are reported too. Hyperparameters are fixed (``FitParams``), never tuned.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+
+from .features_table import ANALYTIC_COL
+from .fit import LATENCY_VARIANTS, VARIANTS, FitParams, family_folds, fit, random_group_folds, select_variant
+from .metrics import evaluate_scores, random_k_scores
+
+# Acceptance targets on leave-one-family-out (metric, comparison, bound).
+TARGETS = (
+    ("hit25", ">=", 0.95),
+    ("regret1_geomean", "<=", 1.05),
+    ("tau_mean", ">=", 0.75),
+    ("mape_pct", "<=", 25.0),
+)
+# Direction of each metric: True when higher is better.
+HIGHER_BETTER = {
+    "regret1_geomean": False, "regret1_p95": False, "regret1_max": False,
+    "regret25_geomean": False, "regret25_p95": False, "regret25_max": False,
+    "hit25": True, "tau_mean": True, "mape_pct": False,
+}
+SCHEMES = ("lofo", "random")
+
+
+@dataclass
+class SchemeResult:
+    """Out-of-fold scores of one CV scheme and their summaries."""
+
+    scheme: str
+    scores: pd.DataFrame           # per row: learned, each variant (µs or score), analytic_us
+    chosen: dict[str, str]         # fold name -> variant picked by inner CV
+    summary: pd.DataFrame          # model -> metrics
+    per_group: dict[str, pd.DataFrame] = field(default_factory=dict)
+
+
+@dataclass
+class EvaluationResult:
+    hardware: str
+    rows: int
+    groups: int
+    families: list[str]
+    schemes: dict[str, SchemeResult]
+    per_family: pd.DataFrame       # lofo, by family and model
+    shipped: dict | None           # figures of the given model directory, if any
+    params: FitParams
+    seconds: float
+    table: pd.DataFrame = field(default_factory=pd.DataFrame)  # scored rows: meta + analytic_us
+
+
+def _oof(table: pd.DataFrame, cols: list[str], folds, params: FitParams, inner_splits: int,
+         variants=VARIANTS, log=print) -> tuple[pd.DataFrame, dict[str, str]]:
+    out = pd.DataFrame(np.nan, index=table.index, columns=list(variants) + ["learned"], dtype=np.float64)
+    chosen: dict[str, str] = {}
+    for i, (name, tr, te) in enumerate(folds):
+        train = table.iloc[tr]
+        t0 = time.perf_counter()
+        if train["family"].nunique() >= 2:
+            pick = select_variant(train, cols, params, n_splits=inner_splits, variants=LATENCY_VARIANTS).variant
+        else:
+            pick = "log_ratio"
+        chosen[name] = pick
+        for v in variants:
+            m = fit(train, cols, v, params)
+            out.iloc[te, out.columns.get_loc(v)] = m.predict_table(table.iloc[te], cols)
+        out.iloc[te, out.columns.get_loc("learned")] = out.iloc[te][pick].to_numpy()
+        log(f"  fold {i + 1}/{len(folds)} {name}: picked {pick} ({time.perf_counter() - t0:.1f} s)")
+    return out, chosen
+
+
+def _summaries(table: pd.DataFrame, scores: pd.DataFrame) -> tuple[pd.DataFrame, dict[str, pd.DataFrame]]:
+    base = table[["group", "latency_us"]]
+    rows, pgs = {}, {}
+    models = [("learned", True)] + [(v, v in LATENCY_VARIANTS) for v in VARIANTS] + [("analytic", True)]
+    for name, us in models:
+        col = table[ANALYTIC_COL] if name == "analytic" else scores[name]
+        s, pg = evaluate_scores(base.assign(score=col.to_numpy()), "score", predicts_us=us)
+        rows[name], pgs[name] = s.as_dict(), pg
+    s, pg = random_k_scores(base)
+    rows["random-k"], pgs["random-k"] = s.as_dict(), pg
+    return pd.DataFrame.from_dict(rows, orient="index"), pgs
+
+
+def _per_family(table: pd.DataFrame, scores: pd.DataFrame) -> pd.DataFrame:
+    recs = []
+    for fam, idx in table.groupby("family").groups.items():
+        t = table.loc[idx]
+        for name in ("learned", "analytic", "random-k"):
+            base = t[["group", "latency_us"]]
+            if name == "random-k":
+                s, _ = random_k_scores(base)
+            else:
+                col = t[ANALYTIC_COL] if name == "analytic" else scores.loc[idx, "learned"]
+                s, _ = evaluate_scores(base.assign(score=col.to_numpy()), "score")
+            recs.append({"family": fam, "model": name, "rows": len(t), **s.as_dict()})
+    return pd.DataFrame.from_records(recs)
+
+
+def acceptance(summary: pd.DataFrame) -> pd.DataFrame:
+    """Targets vs the learned model's leave-one-family-out figures, and
+    whether learned beats analytic and random-k on each metric."""
+    recs = []
+    learned = summary.loc["learned"]
+    for metric, op, bound in TARGETS:
+        v = float(learned[metric])
+        ok = v >= bound if op == ">=" else v <= bound
+        recs.append({"check": f"{metric} {op} {bound:g}", "value": v, "pass": bool(ok)})
+    for other in ("analytic", "random-k"):
+        for metric, hb in HIGHER_BETTER.items():
+            a, b = float(learned[metric]), float(summary.loc[other, metric])
+            if math.isnan(b):
+                continue  # random-k has no MAPE
+            ok = a > b if hb else a < b
+            tie = a == b
+            recs.append({"check": f"{metric}: learned better than {other}", "value": a, "other": b,
+                         "pass": bool(ok), "tie": bool(tie)})
+    return pd.DataFrame.from_records(recs)
+
+
+def shipped_figures(table: pd.DataFrame, cols: list[str], model_dir, train_digest: str) -> dict:
+    """Load a model directory and score it on ``table`` (in-sample when the
+    model was trained on these rows: a sanity check, not a generalisation figure)."""
+    from ..models.learned import LearnedModel
+    from .fit import input_matrix
+
+    m = LearnedModel.load(model_dir)
+    pred = m.predict_inputs(input_matrix(table, cols))
+    s, _ = evaluate_scores(table[["group", "latency_us"]].assign(score=pred), "score")
+    md = m.metadata
+    return {
+        "dir": str(model_dir),
+        "variant": md.variant,
+        "created": md.created,
+        "model_sha256": md.model_sha256,
+        "trained_on_this_data": md.training_data.get("digest") == train_digest,
+        "training_rows": md.training_data.get("rows"),
+        "summary": s.as_dict(),
+        "selection": md.metrics.get("variant_selection_cv"),
+    }
+
+
+def evaluate(table: pd.DataFrame, cols: list[str], hardware: str, params: FitParams | None = None,
+             schemes=SCHEMES, inner_splits: int = 3, random_splits: int = 5, model_dir=None,
+             log=print) -> EvaluationResult:
+    """Run the CV schemes over a features table (see module docstring)."""
+    from .features_table import data_digest
+
+    t0 = time.perf_counter()
+    params = params or FitParams()
+    table = table.sort_values(["group", "key"], kind="mergesort").reset_index(drop=True)
+    if table["family"].nunique() < 2:
+        raise ValueError("evaluation needs at least 2 kernel families")
+    results: dict[str, SchemeResult] = {}
+    for scheme in schemes:
+        if scheme == "lofo":
+            folds = family_folds(table)
+        elif scheme == "random":
+            folds = random_group_folds(table, min(random_splits, table["group"].nunique()), seed=params.seed)
+        else:
+            raise ValueError(f"unknown CV scheme {scheme!r}; expected one of {SCHEMES}")
+        log(f"{scheme}: {len(folds)} folds")
+        scores, chosen = _oof(table, cols, folds, params, inner_splits, log=log)
+        summary, pgs = _summaries(table, scores)
+        results[scheme] = SchemeResult(scheme, scores, chosen, summary, pgs)
+    per_family = _per_family(table, results["lofo"].scores) if "lofo" in results else pd.DataFrame()
+    shipped = shipped_figures(table, cols, model_dir, data_digest(table)) if model_dir else None
+    return EvaluationResult(
+        hardware=hardware, rows=len(table), groups=int(table["group"].nunique()),
+        families=sorted(table["family"].unique().tolist()), schemes=results, per_family=per_family,
+        shipped=shipped, params=params, seconds=time.perf_counter() - t0,
+        table=table[["key", "family", "group", "latency_us", ANALYTIC_COL]].copy(),
+    )

@@ -1,0 +1,259 @@
+"""Fitting LightGBM on a features table, and choosing the variant by grouped CV.
+
+Variants (all use the same inputs: the schema features plus the log of the
+analytic estimate):
+
+* ``log_latency``: regression of ln(latency in µs); prediction = exp(output) µs.
+* ``log_ratio``: regression of ln(latency / analytic estimate); prediction =
+  analytic µs * exp(output). The tree only learns the analytic model's error.
+* ``lambdarank``: LambdaRank within each group, relevance labels from each
+  config's slowdown over the group's best. It orders configs but predicts no
+  microseconds, so it can never be the shipped model of ``costmodel_bench``
+  (which must answer in µs); it is fitted for the comparison only.
+
+Everything is deterministic: fixed seed, ``deterministic=True``, a fixed
+thread count, and rows sorted by key before fitting.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import asdict, dataclass, field
+
+import numpy as np
+import pandas as pd
+
+from .metrics import evaluate_scores
+
+ANALYTIC_COL = "analytic_us"
+ANALYTIC_INPUT = "analytic_log_us"
+VARIANTS = ("log_latency", "log_ratio", "lambdarank")
+LATENCY_VARIANTS = ("log_latency", "log_ratio")
+# Relevance of a config for LambdaRank: 30 minus its slowdown over the group's
+# best in steps of 3 % (so 30 = best, 0 = 2.4x slower or worse).
+RANK_STEP = 0.03
+RANK_MAX_LABEL = 30
+# Analytic estimates are floored here (µs) so that a zero or broken estimate
+# cannot produce log(0).
+MIN_US = 1e-3
+
+
+@dataclass(frozen=True)
+class FitParams:
+    """LightGBM settings. Fixed in advance, not tuned on evaluation folds."""
+
+    num_boost_round: int = 500
+    learning_rate: float = 0.05
+    num_leaves: int = 63
+    min_data_in_leaf: int = 10
+    feature_fraction: float = 0.8
+    bagging_fraction: float = 0.8
+    bagging_freq: int = 1
+    lambda_l2: float = 1.0
+    max_bin: int = 255
+    seed: int = 20241
+    num_threads: int = 2
+
+    def lgb_params(self, variant: str) -> dict:
+        p = {
+            "learning_rate": self.learning_rate,
+            "num_leaves": self.num_leaves,
+            "min_data_in_leaf": self.min_data_in_leaf,
+            "feature_fraction": self.feature_fraction,
+            "bagging_fraction": self.bagging_fraction,
+            "bagging_freq": self.bagging_freq,
+            "lambda_l2": self.lambda_l2,
+            "max_bin": self.max_bin,
+            "seed": self.seed,
+            "num_threads": self.num_threads,
+            "deterministic": True,
+            "force_col_wise": True,
+            "verbosity": -1,
+        }
+        if variant == "lambdarank":
+            p.update({"objective": "lambdarank", "lambdarank_truncation_level": 20,
+                      "label_gain": [float(2**i - 1) for i in range(RANK_MAX_LABEL + 1)]})
+        else:
+            p.update({"objective": "regression", "metric": "l2"})
+        return p
+
+    def as_dict(self) -> dict:
+        return asdict(self)
+
+
+def model_inputs(feature_cols: list[str]) -> list[str]:
+    """Column names the booster sees, in order: features, then the analytic input."""
+    return list(feature_cols) + [ANALYTIC_INPUT]
+
+
+def input_matrix(table: pd.DataFrame, feature_cols: list[str]) -> np.ndarray:
+    """float64 matrix of ``model_inputs(feature_cols)`` from a features table."""
+    missing = [c for c in list(feature_cols) + [ANALYTIC_COL] if c not in table.columns]
+    if missing:
+        raise KeyError(f"features table lacks columns {missing[:5]}")
+    x = table[list(feature_cols)].to_numpy(np.float64)
+    a = np.log(np.maximum(table[ANALYTIC_COL].to_numpy(np.float64), MIN_US))
+    return np.column_stack([x, a])
+
+
+def rank_labels(table: pd.DataFrame, true_col: str = "latency_us", group_col: str = "group") -> np.ndarray:
+    """Integer relevance per row: RANK_MAX_LABEL for a group's fastest config,
+    one less per RANK_STEP of slowdown, floored at 0."""
+    t = table[true_col].to_numpy(np.float64)
+    best = table.groupby(group_col, sort=False)[true_col].transform("min").to_numpy(np.float64)
+    steps = np.floor(np.log(t / best) / math.log1p(RANK_STEP) + 1e-9)
+    return np.clip(RANK_MAX_LABEL - steps, 0, RANK_MAX_LABEL).astype(np.int32)
+
+
+@dataclass
+class Fitted:
+    """A trained booster and how to read its output."""
+
+    booster: object  # lightgbm.Booster
+    variant: str
+    inputs: list[str]
+    params: FitParams
+
+    def raw(self, x: np.ndarray) -> np.ndarray:
+        return np.asarray(self.booster.predict(x, num_threads=self.params.num_threads), dtype=np.float64)
+
+    def predict_table(self, table: pd.DataFrame, feature_cols: list[str]) -> np.ndarray:
+        """Scores for the rows of a features table: µs for the latency
+        variants; for lambdarank, lower = predicted faster (not µs)."""
+        x = input_matrix(table, feature_cols)
+        return output_to_score(self.raw(x), x[:, -1], self.variant)
+
+
+def output_to_score(raw: np.ndarray, analytic_log_us: np.ndarray, variant: str) -> np.ndarray:
+    """Booster output -> µs (latency variants) or a lower-is-faster score."""
+    if variant == "log_latency":
+        return np.exp(raw)
+    if variant == "log_ratio":
+        return np.exp(raw + analytic_log_us)
+    if variant == "lambdarank":
+        return -raw
+    raise ValueError(f"unknown variant {variant!r}; expected one of {VARIANTS}")
+
+
+def _sorted_for_fit(table: pd.DataFrame) -> pd.DataFrame:
+    # Row order must not depend on how Parquet chunks were read; lambdarank
+    # also needs each group's rows contiguous.
+    key = "key" if "key" in table.columns else None
+    cols = ["group"] + ([key] if key else [])
+    return table.sort_values(cols, kind="mergesort").reset_index(drop=True)
+
+
+def fit(table: pd.DataFrame, feature_cols: list[str], variant: str = "log_latency",
+        params: FitParams | None = None) -> Fitted:
+    """Train one variant on every row of ``table`` (columns: features,
+    ``analytic_us``, ``latency_us`` in µs, ``group``)."""
+    import lightgbm as lgb
+
+    if variant not in VARIANTS:
+        raise ValueError(f"unknown variant {variant!r}; expected one of {VARIANTS}")
+    params = params or FitParams()
+    if len(table) < 2:
+        raise ValueError(f"need at least 2 training rows, got {len(table)}")
+    t = _sorted_for_fit(table)
+    y_us = t["latency_us"].to_numpy(np.float64)
+    if not np.all(np.isfinite(y_us) & (y_us > 0)):
+        raise ValueError("latency_us must be finite and > 0 on every training row")
+    x = input_matrix(t, feature_cols)
+    names = model_inputs(feature_cols)
+    if variant == "log_latency":
+        ds = lgb.Dataset(x, label=np.log(y_us), feature_name=names, free_raw_data=True)
+    elif variant == "log_ratio":
+        ds = lgb.Dataset(x, label=np.log(y_us) - x[:, -1], feature_name=names, free_raw_data=True)
+    else:
+        sizes = t.groupby("group", sort=False).size().to_numpy()
+        ds = lgb.Dataset(x, label=rank_labels(t), group=sizes, feature_name=names, free_raw_data=True)
+    booster = lgb.train(params.lgb_params(variant), ds, num_boost_round=params.num_boost_round)
+    return Fitted(booster=booster, variant=variant, inputs=names, params=params)
+
+
+# ----------------------------------------------------------------- folds
+def family_folds(table: pd.DataFrame, n_splits: int | None = None) -> list[tuple[str, np.ndarray, np.ndarray]]:
+    """Grouped folds by kernel family: (name, train_idx, test_idx).
+
+    ``n_splits=None`` gives leave-one-family-out; a number merges families
+    into that many folds (round-robin over the sorted family names, so the
+    split is deterministic)."""
+    fams = sorted(table["family"].unique())
+    if len(fams) < 2:
+        raise ValueError(f"family folds need at least 2 families, got {fams}")
+    fam = table["family"].to_numpy()
+    if n_splits is None or n_splits >= len(fams):
+        buckets = [[f] for f in fams]
+    else:
+        if n_splits < 2:
+            raise ValueError(f"n_splits must be >= 2, got {n_splits}")
+        buckets = [fams[i::n_splits] for i in range(n_splits)]
+    out = []
+    for b in buckets:
+        test = np.isin(fam, b)
+        out.append(("+".join(b), np.flatnonzero(~test), np.flatnonzero(test)))
+    return out
+
+
+def random_group_folds(table: pd.DataFrame, n_splits: int = 5, seed: int = 0) -> list[tuple[str, np.ndarray, np.ndarray]]:
+    """Folds that keep each group whole but mix families: groups shuffled
+    with a fixed seed and dealt round-robin into ``n_splits`` folds."""
+    groups = np.array(sorted(table["group"].unique()))
+    if len(groups) < n_splits:
+        raise ValueError(f"{len(groups)} groups cannot fill {n_splits} folds")
+    rng = np.random.default_rng(seed)
+    perm = groups[rng.permutation(len(groups))]
+    g = table["group"].to_numpy()
+    out = []
+    for i in range(n_splits):
+        test = np.isin(g, perm[i::n_splits])
+        out.append((f"fold{i}", np.flatnonzero(~test), np.flatnonzero(test)))
+    return out
+
+
+def cross_val_scores(table: pd.DataFrame, feature_cols: list[str], variant: str,
+                     folds, params: FitParams | None = None) -> pd.Series:
+    """Out-of-fold scores for every row covered by a test fold (index = table
+    index): µs for latency variants, a lower-is-faster score for lambdarank."""
+    out = pd.Series(np.nan, index=table.index, dtype=np.float64)
+    for _, tr, te in folds:
+        m = fit(table.iloc[tr], feature_cols, variant, params)
+        out.iloc[te] = m.predict_table(table.iloc[te], feature_cols)
+    return out
+
+
+@dataclass
+class Selection:
+    """Which variant grouped CV on the training data picked, and the table of
+    every variant's CV figures it was picked from."""
+
+    variant: str
+    comparison: pd.DataFrame
+    folds: list[str] = field(default_factory=list)
+
+
+def select_variant(table: pd.DataFrame, feature_cols: list[str], params: FitParams | None = None,
+                   n_splits: int = 3, variants=VARIANTS) -> Selection:
+    """Grouped CV (families merged into ``n_splits`` folds) over ``table``,
+    which must be training data only. The shipped variant is the latency
+    variant with the lowest regret@1 geomean; within 0.5 % of each other the
+    lower MAPE wins. LambdaRank is scored for the comparison but cannot be
+    picked, since it predicts no µs."""
+    n_fam = table["family"].nunique()
+    if n_fam < 2:
+        raise ValueError(f"variant selection needs at least 2 families, got {n_fam}")
+    folds = family_folds(table, min(n_splits, n_fam))
+    rows = {}
+    for v in variants:
+        scores = cross_val_scores(table, feature_cols, v, folds, params)
+        f = table[["group", "latency_us"]].assign(score=scores.to_numpy())
+        s, _ = evaluate_scores(f, "score", predicts_us=v in LATENCY_VARIANTS)
+        rows[v] = s.as_dict()
+    comp = pd.DataFrame.from_dict(rows, orient="index")
+    cand = comp.loc[[v for v in comp.index if v in LATENCY_VARIANTS]]
+    if cand.empty:
+        raise ValueError("no latency variant among the candidates")
+    best_r1 = cand["regret1_geomean"].min()
+    close = cand[cand["regret1_geomean"] <= best_r1 * 1.005]
+    chosen = str(close["mape_pct"].idxmin())
+    return Selection(variant=chosen, comparison=comp, folds=[name for name, _, _ in folds])

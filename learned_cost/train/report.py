@@ -1,0 +1,208 @@
+"""Write an EvaluationResult as reports/<hardware>/evaluation.md + PNG plots.
+
+The Markdown tables are written whatever is installed; the plots need
+matplotlib (the ``plot`` extra) and are skipped with a note without it.
+Out-of-fold predictions go to ``predictions.parquet`` for later analysis.
+"""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from .evaluate import EvaluationResult, acceptance
+
+_METRIC_LABELS = (
+    ("regret1_geomean", "regret@1 geomean"),
+    ("regret1_p95", "regret@1 p95"),
+    ("regret1_max", "regret@1 max"),
+    ("regret25_geomean", "regret@25% geomean"),
+    ("regret25_p95", "regret@25% p95"),
+    ("regret25_max", "regret@25% max"),
+    ("hit25", "2%-hit@25%"),
+    ("tau_mean", "mean Kendall τ"),
+    ("mape_pct", "MAPE %"),
+)
+_MODEL_NOTES = {
+    "learned": "LightGBM, variant picked per fold by inner grouped CV on that fold's training families",
+    "log_latency": "LightGBM regression of ln µs",
+    "log_ratio": "LightGBM regression of ln(µs / analytic µs)",
+    "lambdarank": "LightGBM LambdaRank per group (orders configs; predicts no µs)",
+    "analytic": "roofline model (no training)",
+    "random-k": "expected value of picking k configs at random",
+}
+
+
+def _fmt(v) -> str:
+    if v is None or (isinstance(v, float) and math.isnan(v)):
+        return "–"
+    if isinstance(v, (bool, np.bool_)):
+        return "yes" if v else "**no**"
+    if isinstance(v, (int, np.integer)):
+        return str(int(v))
+    return f"{float(v):.3f}"
+
+
+def _md_table(header: list[str], rows: list[list]) -> str:
+    out = ["| " + " | ".join(header) + " |", "|" + "|".join("---" for _ in header) + "|"]
+    out += ["| " + " | ".join(r if isinstance(r, str) else _fmt(r) for r in row) + " |" for row in rows]
+    return "\n".join(out)
+
+
+def _summary_md(summary: pd.DataFrame) -> str:
+    header = ["model"] + [lab for _, lab in _METRIC_LABELS] + ["groups"]
+    rows = []
+    for model in summary.index:
+        r = summary.loc[model]
+        rows.append([f"`{model}`"] + [r[m] for m, _ in _METRIC_LABELS] + [int(r["groups"])])
+    notes = "\n".join(f"- `{m}`: {_MODEL_NOTES[m]}" for m in summary.index if m in _MODEL_NOTES)
+    return _md_table(header, rows) + "\n\n" + notes
+
+
+def _plots(res: EvaluationResult, out: Path) -> list[str]:
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        return []
+    made = []
+    lofo = res.schemes.get("lofo") or next(iter(res.schemes.values()))
+    true = res.table["latency_us"].to_numpy()
+
+    # predicted vs measured, log-log
+    fig, axes = plt.subplots(1, 2, figsize=(11, 5), sharex=True, sharey=True)
+    for ax, (name, pred) in zip(axes, (("learned (out of fold)", lofo.scores["learned"].to_numpy()),
+                                       ("analytic", res.table["analytic_us"].to_numpy()))):
+        ax.loglog(true, pred, ".", ms=2, alpha=0.35)
+        lo = float(np.nanmin([true.min(), np.nanmin(pred)]))
+        hi = float(np.nanmax([true.max(), np.nanmax(pred)]))
+        ax.plot([lo, hi], [lo, hi], "k--", lw=0.8)
+        ax.set_title(f"{name}, {lofo.scheme}")
+        ax.set_xlabel("measured latency (µs)")
+        ax.set_ylabel("predicted latency (µs)")
+        ax.grid(True, which="both", lw=0.3)
+    fig.tight_layout()
+    fig.savefig(out / "pred_vs_measured.png", dpi=110)
+    plt.close(fig)
+    made.append("pred_vs_measured.png")
+
+    # regret per family
+    if not res.per_family.empty:
+        pf = res.per_family.pivot(index="family", columns="model", values="regret1_geomean")
+        pf = pf[[c for c in ("learned", "analytic", "random-k") if c in pf.columns]]
+        fig, ax = plt.subplots(figsize=(max(7, 0.6 * len(pf) + 3), 4.5))
+        x = np.arange(len(pf))
+        w = 0.8 / len(pf.columns)
+        for i, c in enumerate(pf.columns):
+            ax.bar(x + i * w - 0.4 + w / 2, pf[c].to_numpy() - 1.0, w, bottom=1.0, label=c)
+        ax.set_xticks(x)
+        ax.set_xticklabels(pf.index, rotation=45, ha="right")
+        ax.set_ylabel("regret@1 geomean (held-out family)")
+        ax.set_yscale("log")
+        ax.axhline(1.05, color="k", ls="--", lw=0.8, label="target 1.05")
+        ax.legend()
+        fig.tight_layout()
+        fig.savefig(out / "regret_per_family.png", dpi=110)
+        plt.close(fig)
+        made.append("regret_per_family.png")
+
+    # tau histogram
+    fig, ax = plt.subplots(figsize=(7, 4.5))
+    bins = np.linspace(-1, 1, 41)
+    for name in ("learned", "analytic"):
+        ax.hist(lofo.per_group[name]["tau"].to_numpy(), bins=bins, alpha=0.6, label=name)
+    ax.set_xlabel("Kendall τ per group")
+    ax.set_ylabel("groups")
+    ax.set_title(f"Kendall τ per group, {lofo.scheme}")
+    ax.legend()
+    fig.tight_layout()
+    fig.savefig(out / "tau_histogram.png", dpi=110)
+    plt.close(fig)
+    made.append("tau_histogram.png")
+    return made
+
+
+def write_report(res: EvaluationResult, out: str | Path, command: str = "", data_note: str = "") -> Path:
+    """Write evaluation.md, the PNGs and predictions.parquet into ``out``."""
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    pngs = _plots(res, out)
+    preds = res.table.copy()
+    for scheme, sr in res.schemes.items():
+        for c in sr.scores.columns:
+            preds[f"{scheme}_{c}"] = sr.scores[c].to_numpy()
+    preds.to_parquet(out / "predictions.parquet", compression="zstd", index=False)
+
+    L = [f"# Cost model evaluation: {res.hardware}", ""]
+    if command:
+        L += ["Produced by", "", "```", command, "```", ""]
+    L += [f"{res.rows} measured rows, {res.groups} groups (family/shape/dtype), {len(res.families)} families: "
+          + ", ".join(res.families) + ".", ""]
+    if data_note:
+        L += [data_note, ""]
+    L += ["Metrics (see DESIGN.md): regret@k = best measured latency among the model's top-k configs of a group "
+          "divided by the group's best (1.0 is perfect); k = 1 and k = ceil(25 % of the group). "
+          "2%-hit@25% = share of groups whose top 25 % holds a config within 2 % of the best. "
+          "τ = Kendall τ-b between predicted and measured latency within a group. MAPE over rows. "
+          "Ties in a model's predictions count as a random order (exact expectation), and random-k is the exact "
+          "expectation over random subsets, not a sample.", ""]
+    if "lofo" in res.schemes:
+        L += ["## Acceptance (leave-one-family-out, learned)", ""]
+        L += [_acceptance_md(acceptance(res.schemes["lofo"].summary)), ""]
+    titles = {"lofo": "Leave-one-family-out (the family scored was never trained on)",
+              "random": "Random-group CV (groups dealt into folds regardless of family)"}
+    for scheme, sr in res.schemes.items():
+        L += [f"## {titles.get(scheme, scheme)}", "", _summary_md(sr.summary), ""]
+        picks = pd.Series(sr.chosen).value_counts()
+        L += ["Variant picked by inner CV per fold: " + ", ".join(f"{k} × {v}" for k, v in picks.items()) + ".", ""]
+    if not res.per_family.empty:
+        L += ["## Per held-out family (leave-one-family-out)", ""]
+        header = ["family", "rows", "model", "regret@1 geomean", "regret@1 max", "regret@25% geomean",
+                  "2%-hit@25%", "mean τ", "MAPE %"]
+        rows = [[f"{r.family}", r.rows, r.model, r.regret1_geomean, r.regret1_max, r.regret25_geomean,
+                 r.hit25, r.tau_mean, r.mape_pct] for r in res.per_family.itertuples(index=False)]
+        L += [_md_table(header, rows), ""]
+    if res.shipped:
+        s = res.shipped
+        L += ["## Shipped model", "",
+              f"`{s['dir']}`: variant `{s['variant']}`, created {s['created']}, model.txt SHA-256 "
+              f"`{s['model_sha256'][:16]}…`, trained on {s['training_rows']} rows; "
+              f"trained on exactly the rows evaluated here: {_fmt(s['trained_on_this_data'])}.", "",
+              "In-sample figures of the shipped model (optimistic; a check that the artifact loads and "
+              "predicts, not a generalisation figure):", "",
+              _md_table(["metric", "value"], [[lab, s["summary"][m]] for m, lab in _METRIC_LABELS]), ""]
+        sel = s.get("selection")
+        if sel:
+            L += ["Variant selection when it was trained (grouped CV on its training rows, folds: "
+                  + "; ".join(sel["folds"]) + "):", ""]
+            header = ["variant"] + [lab for _, lab in _METRIC_LABELS]
+            rows = [[f"`{v}`"] + [d.get(m) for m, _ in _METRIC_LABELS] for v, d in sel["by_variant"].items()]
+            L += [_md_table(header, rows), ""]
+    p = res.params
+    L += ["## Settings", "",
+          f"LightGBM, {p.num_boost_round} rounds, learning rate {p.learning_rate}, {p.num_leaves} leaves, "
+          f"min {p.min_data_in_leaf} rows per leaf, feature fraction {p.feature_fraction}, bagging "
+          f"{p.bagging_fraction} every {p.bagging_freq}, L2 {p.lambda_l2}, seed {p.seed}, {p.num_threads} threads, "
+          "deterministic. Fixed in advance; not tuned on any evaluation fold.",
+          f"Evaluation took {res.seconds:.0f} s.", ""]
+    if pngs:
+        L += ["## Plots", ""] + [f"![{n}]({n})" for n in pngs] + [""]
+    else:
+        L += ["(matplotlib is not installed: no plots.)", ""]
+    path = out / "evaluation.md"
+    path.write_text("\n".join(L), encoding="utf-8")
+    return path
+
+
+def _acceptance_md(acc: pd.DataFrame) -> str:
+    rows = []
+    for _, r in acc.iterrows():
+        other = r.get("other", float("nan"))
+        status = "pass" if r["pass"] else ("tie" if bool(r.get("tie", False)) else "**miss**")
+        rows.append([str(r["check"]), r["value"], other, status])
+    return _md_table(["check", "learned", "other", "result"], rows)

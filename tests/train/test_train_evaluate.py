@@ -1,0 +1,51 @@
+"""Cross-validated evaluation and its report, on the synthetic table."""
+
+from __future__ import annotations
+
+import pandas as pd
+import pytest
+
+from learned_cost.features.schema import feature_names
+from learned_cost.train.evaluate import acceptance, evaluate
+from learned_cost.train.fit import FitParams, family_folds, random_group_folds
+from learned_cost.train.report import write_report
+
+FAST = FitParams(num_boost_round=40, num_leaves=15)
+
+
+def test_family_folds_hold_out_whole_families(synthetic_table):
+    folds = family_folds(synthetic_table)
+    assert len(folds) == synthetic_table["family"].nunique()
+    for name, tr, te in folds:
+        assert set(synthetic_table.iloc[te]["family"]) == {name}
+        assert name not in set(synthetic_table.iloc[tr]["family"])
+    merged = family_folds(synthetic_table, 2)
+    assert len(merged) == 2
+    assert sum(len(te) for _, _, te in merged) == len(synthetic_table)
+
+
+def test_random_folds_keep_groups_whole(synthetic_table):
+    folds = random_group_folds(synthetic_table, 3, seed=1)
+    seen = []
+    for _, tr, te in folds:
+        g_te = set(synthetic_table.iloc[te]["group"])
+        assert not g_te & set(synthetic_table.iloc[tr]["group"])
+        seen += list(te)
+    assert sorted(seen) == list(range(len(synthetic_table)))
+
+
+def test_evaluate_and_report(synthetic_table, tmp_path):
+    pytest.importorskip("learned_cost.models.analytic")
+    res = evaluate(synthetic_table, feature_names(), "h200", FAST, log=lambda *_: None)
+    lofo = res.schemes["lofo"]
+    # every row scored exactly once out of fold
+    assert lofo.scores["learned"].notna().all()
+    assert set(lofo.summary.index) == {"learned", "log_latency", "log_ratio", "lambdarank", "analytic", "random-k"}
+    assert pd.isna(lofo.summary.loc["random-k", "mape_pct"])
+    assert pd.isna(lofo.summary.loc["lambdarank", "mape_pct"])
+    acc = acceptance(lofo.summary)
+    assert acc["check"].str.contains("learned better than analytic").any()
+    path = write_report(res, tmp_path, command="learned-cost evaluate ...")
+    text = path.read_text()
+    assert "Leave-one-family-out" in text and "random-k" in text
+    assert (tmp_path / "predictions.parquet").is_file()

@@ -1,0 +1,127 @@
+"""Fit, save, reload, and the checks LearnedModel.load makes.
+
+Trains on the synthetic table of conftest.py (a formula, not measurements).
+"""
+
+from __future__ import annotations
+
+import json
+import warnings
+
+import numpy as np
+import pytest
+
+from learned_cost.features.schema import feature_names
+from learned_cost.models.learned import LearnedModel, ModelLoadError
+from learned_cost.train.build import train_from_table
+from learned_cost.train.features_table import FeaturesTable
+from learned_cost.train.fit import FitParams, fit, input_matrix, rank_labels
+
+FAST = FitParams(num_boost_round=60, num_leaves=15)
+
+
+@pytest.fixture(scope="module")
+def trained(tmp_path_factory, synthetic_table):
+    out = tmp_path_factory.mktemp("model")
+    res = train_from_table(FeaturesTable(synthetic_table), "h200", out, FAST)
+    return res, synthetic_table
+
+
+def test_fit_is_deterministic(synthetic_table):
+    cols = feature_names()
+    a = fit(synthetic_table, cols, "log_latency", FAST).predict_table(synthetic_table, cols)
+    # a shuffled copy of the same rows must give the same model
+    shuffled = synthetic_table.sample(frac=1.0, random_state=3)
+    b = fit(shuffled, cols, "log_latency", FAST).predict_table(synthetic_table, cols)
+    np.testing.assert_array_equal(a, b)
+
+
+def test_regression_learns_the_formula(synthetic_table):
+    cols = feature_names()
+    pred = fit(synthetic_table, cols, "log_ratio", FAST).predict_table(synthetic_table, cols)
+    err = np.abs(pred / synthetic_table["latency_us"].to_numpy() - 1)
+    assert np.median(err) < 0.05
+
+
+def test_rank_labels():
+    import pandas as pd
+
+    t = pd.DataFrame({"group": ["a"] * 4, "latency_us": [10.0, 10.2, 10.4, 30.0]})
+    # slowdowns 0 %, 2 % (< one 3 % step), 4 % (one step), 200 % (floored at 0)
+    assert rank_labels(t).tolist() == [30, 30, 29, 0]
+
+
+def test_save_reload_identical(trained, tmp_path):
+    res, table = trained
+    assert res.variant in ("log_latency", "log_ratio")
+    m1 = LearnedModel.load(res.model_dir)
+    x = input_matrix(table, feature_names())
+    p1 = m1.predict_inputs(x)
+    m1.save(tmp_path)
+    m2 = LearnedModel.load(tmp_path)
+    np.testing.assert_array_equal(p1, m2.predict_inputs(x))
+    assert m2.digest == m1.digest
+    md = json.loads((res.model_dir / "metadata.json").read_text())
+    assert md["training_data"]["rows"] == len(table)
+    assert md["feature_names"] == feature_names()
+    assert set(md["metrics"]["variant_selection_cv"]["by_variant"]) == {"log_latency", "log_ratio", "lambdarank"}
+    assert np.all(np.isfinite(p1)) and np.all(p1 > 0)
+
+
+def _copy(src, dst):
+    for f in ("model.txt", "metadata.json"):
+        (dst / f).write_bytes((src / f).read_bytes())
+    return dst
+
+
+def test_corrupt_model_file_is_refused(trained, tmp_path):
+    d = _copy(trained[0].model_dir, tmp_path)
+    text = (d / "model.txt").read_text()
+    (d / "model.txt").write_text(text.replace("Tree=0", "Tree=O", 1))
+    with pytest.raises(ModelLoadError, match="SHA-256"):
+        LearnedModel.load(d)
+
+
+def test_schema_mismatch_is_refused(trained, tmp_path):
+    d = _copy(trained[0].model_dir, tmp_path)
+    md = json.loads((d / "metadata.json").read_text())
+    md["feature_schema_version"] = -1
+    (d / "metadata.json").write_text(json.dumps(md))
+    with pytest.raises(ModelLoadError, match="feature schema"):
+        LearnedModel.load(d)
+    md["feature_schema_version"] = json.loads((trained[0].model_dir / "metadata.json").read_text())[
+        "feature_schema_version"]
+    md["feature_names"] = list(reversed(md["feature_names"]))
+    (d / "metadata.json").write_text(json.dumps(md))
+    with pytest.raises(ModelLoadError, match="feature names"):
+        LearnedModel.load(d)
+
+
+def test_missing_files_are_refused(tmp_path):
+    with pytest.raises(ModelLoadError, match="not found"):
+        LearnedModel.load(tmp_path)
+    (tmp_path / "model.txt").write_text("garbage")
+    (tmp_path / "metadata.json").write_text("{not json")
+    with pytest.raises(ModelLoadError, match="not valid metadata"):
+        LearnedModel.load(tmp_path)
+
+
+def test_select_model_falls_back_with_one_warning(trained, tmp_path):
+    select = pytest.importorskip("learned_cost.models.select")
+    from learned_cost.hardware import load_profile
+
+    d = _copy(trained[0].model_dir, tmp_path)
+    profile = load_profile("h200")
+    select.clear_model_cache()
+    good = select.select_model(profile, model_dir=d)
+    assert good.name == "learned"
+    (d / "model.txt").write_bytes((d / "model.txt").read_bytes() + b"\n# tampered\n")
+    select.clear_model_cache()
+    with warnings.catch_warnings(record=True) as w:
+        warnings.simplefilter("always")
+        m1 = select.select_model(profile, model_dir=d)
+        m2 = select.select_model(profile, model_dir=d)
+    assert m1.name == "analytic" and m2.name == "analytic"
+    runtime = [x for x in w if issubclass(x.category, RuntimeWarning)]
+    assert len(runtime) == 1 and "SHA-256" in str(runtime[0].message)
+    select.clear_model_cache()
