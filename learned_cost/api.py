@@ -1,0 +1,442 @@
+"""The public entry point: ``costmodel_bench(item)`` -> ``(config, latency_us)``.
+
+An item is a dict (keys below); one item gives ``(config, latency_us)``, a
+list of items gives ``{config: latency_us}``. ``latency_us`` is the predicted
+time of the whole launch in microseconds: every program of the grid, in waves
+over the target's cores, plus the launch overhead.
+
+Item keys:
+
+``config`` (required)
+    any hashable name, echoed back.
+``ttir`` (required)
+    TTIR text (raw ``ast_to_ttir`` output or after the ttir passes; stock
+    Triton or triton-ascend; ``loc(...)`` annotations are ignored).
+``arg_bindings``
+    runtime integers: ``"arg3=98432,pid_x=0"`` or a mapping; keys ``argN``,
+    ``N``, ``pid_x/y/z``, ``num_programs_x/y/z`` and their aliases
+    (``pidx``, ``program_id_x``, ``num_programsx``).
+``grid``
+    launch grid: an int or 1-3 ints, each >= 1. When absent the grid comes
+    from ``num_programs_*`` bindings, else from the masks, else 1 (with a
+    warning).
+``options``
+    launch options the TTIR does not show (``num_warps``, ``num_stages``,
+    ``multibuffer``, ...): a mapping of names to numbers, booleans or
+    strings.
+``hardware`` / ``target_arch`` / ``hardware_config``
+    which hardware profile (see ``learned_cost.hardware.profile``).
+``model``
+    ``"analytic"`` forces the roofline model; ``"learned"`` requires the
+    trained one; absent or ``"auto"``: the trained model when one exists for
+    the profile, else the analytic one.
+
+Bad input never raises out of ``costmodel_bench``:
+
+* a non-dict item, a missing/None or unhashable ``config`` -> ``(None, inf)``;
+* a missing or unparsable ``ttir``, a bad binding, grid, options or model
+  key, an unknown hardware -> ``(config, inf)``;
+
+each with exactly one ``RuntimeWarning`` naming the problem. A successful
+prediction that rests on estimates (default grid, unresolved loop trip counts)
+issues one ``EstimateWarning`` (a ``RuntimeWarning`` subclass) listing them.
+
+Lists are evaluated by a thread pool; the worker count is the ``workers``
+argument, else ``LEARNED_COST_WORKERS``, else ``min(4, cpu count)``. Results
+are identical to evaluating the items one by one, warnings are issued in item
+order from the calling thread, and a later item with the same config
+overwrites an earlier one (as a dict built in a loop would).
+
+Results are cached (see ``learned_cost.cache``): in memory always, on disk
+with ``LEARNED_COST_DISK_CACHE=1``.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import threading
+import warnings
+from collections.abc import Mapping
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field, replace
+from typing import Any, Hashable, Sequence
+
+from .cache import LRUCache, PredictionCache, canonical_json, prediction_key
+from .features.schema import FeatureVector
+from .hardware.profile import HardwareProfile, ProfileError, UnknownHardwareError, resolve_hardware
+from .models.select import FORCE_VALUES, ModelUnavailableError, select_model
+
+INF = math.inf
+_MAX_WORKERS = 64
+_OPTION_TYPES = (bool, int, float, str, type(None))
+
+
+class EstimateWarning(RuntimeWarning):
+    """A prediction was made, but parts of it rest on estimates."""
+
+
+@dataclass
+class Prediction:
+    """The outcome of one item.
+
+    ``latency_us`` is the whole launch in µs (``inf`` when ``error`` is set).
+    ``model`` and ``hardware`` name what predicted; ``features`` is the
+    feature vector (None on error or when the result came from the key-level
+    cache); ``warnings`` are notes about estimates; ``error`` says what was
+    wrong with the item.
+    """
+
+    config: Any
+    latency_us: float
+    model: str = ""
+    hardware: str = ""
+    features: FeatureVector | None = None
+    warnings: list[str] = field(default_factory=list)
+    error: str | None = None
+    cached: bool = False
+
+    @property
+    def ok(self) -> bool:
+        return self.error is None
+
+    def as_tuple(self) -> tuple[Any, float]:
+        return (self.config, self.latency_us)
+
+    def to_dict(self, with_features: bool = False) -> dict[str, Any]:
+        d = {
+            "config": self.config,
+            "latency_us": self.latency_us,
+            "model": self.model,
+            "hardware": self.hardware,
+            "warnings": list(self.warnings),
+            "error": self.error,
+            "cached": self.cached,
+        }
+        if with_features:
+            d["features"] = self.features.to_dict() if self.features is not None else None
+        return d
+
+
+class _ItemError(Exception):
+    """Internal: an item problem, turned into (config, inf) + one warning."""
+
+
+# --- caches ----------------------------------------------------------------
+
+_STATE_LOCK = threading.Lock()
+_cache: PredictionCache | None = None
+# Exact-input cache: raw item values -> (latency, model, hardware, features, warnings).
+# It skips location stripping, hashing and profile resolution on repeated calls.
+_raw = LRUCache(8192)
+
+
+def _prediction_cache() -> PredictionCache:
+    global _cache
+    with _STATE_LOCK:
+        if _cache is None:
+            _cache = PredictionCache()
+        return _cache
+
+
+def clear_caches() -> None:
+    """Forget every cached prediction and model choice (memory only); the
+    next item re-reads LEARNED_COST_DISK_CACHE."""
+    global _cache
+    from .models.select import clear_model_cache
+
+    with _STATE_LOCK:
+        _cache = None
+    _raw.clear()
+    clear_model_cache()
+
+
+# --- input validation ------------------------------------------------------
+
+
+def normalize_grid(grid: Any) -> tuple[int, int, int] | None:
+    """``None``, an int or 1-3 ints (each >= 1) -> a 3-tuple or None."""
+    if grid is None:
+        return None
+    if _is_int(grid):
+        dims = [grid]
+    elif isinstance(grid, (list, tuple)):
+        dims = list(grid)
+    else:
+        raise _ItemError(f"grid must be an int or 1-3 ints, got {grid!r}")
+    if not 1 <= len(dims) <= 3 or not all(_is_int(d) for d in dims):
+        raise _ItemError(f"grid must be an int or 1-3 ints, got {grid!r}")
+    if any(int(d) < 1 for d in dims):
+        raise _ItemError(f"grid sizes must be >= 1, got {grid!r}")
+    dims = [int(d) for d in dims] + [1] * (3 - len(dims))
+    return (dims[0], dims[1], dims[2])
+
+
+def normalize_options(options: Any) -> dict[str, Any]:
+    """``None`` or a mapping of str -> number/bool/str -> a plain dict."""
+    if options is None:
+        return {}
+    if not isinstance(options, Mapping):
+        raise _ItemError(f"options must be a mapping such as {{'num_warps': 4}}, got {options!r}")
+    out = {}
+    for k, v in options.items():
+        if not isinstance(k, str):
+            raise _ItemError(f"option name must be a string, got {k!r}")
+        if _is_int(v) and not isinstance(v, bool):
+            v = int(v)
+        if not isinstance(v, _OPTION_TYPES) or (isinstance(v, float) and not math.isfinite(v)):
+            raise _ItemError(f"option {k!r} must be a number, boolean or string, got {v!r}")
+        out[k] = v
+    return out
+
+
+def _is_int(v: Any) -> bool:
+    if isinstance(v, bool):
+        return False
+    if isinstance(v, int):
+        return True
+    return hasattr(v, "__index__") and not isinstance(v, (str, bytes, float))
+
+
+def _freeze(v: Any) -> Hashable:
+    """A hashable stand-in for an item value (for the exact-input cache)."""
+    if isinstance(v, (str, int, float, bool, type(None))):
+        return (type(v).__name__, v)
+    if isinstance(v, Mapping):
+        return ("map", tuple(sorted((repr(k), _freeze(x)) for k, x in v.items())))
+    if isinstance(v, (list, tuple)):
+        return ("seq", tuple(_freeze(x) for x in v))
+    if isinstance(v, os.PathLike):
+        return ("path", os.fspath(v))
+    raise TypeError("unfreezable")
+
+
+# --- one item ----------------------------------------------------------------
+
+
+def predict_item(item: Any, *, model_dir: str | os.PathLike | None = None) -> Prediction:
+    """Evaluate one item; never raises and issues no warnings (they are
+    returned in the ``Prediction``). See the module docstring for keys."""
+    if not isinstance(item, Mapping):
+        return Prediction(None, INF, error=f"item must be a dict with 'config' and 'ttir', got {type(item).__name__}")
+    config = item.get("config")
+    if config is None:
+        return Prediction(None, INF, error="item has no 'config'")
+    try:
+        hash(config)
+    except TypeError:
+        return Prediction(None, INF, error=f"config must be hashable, got {type(config).__name__} {config!r}")
+    try:
+        return _predict(item, config, model_dir)
+    except _ItemError as e:
+        return Prediction(config, INF, error=str(e))
+    except Exception as e:  # the contract: an autotuner can call blindly
+        return Prediction(config, INF, error=f"{type(e).__name__}: {e}")
+
+
+def _raw_key(item: Mapping, model_dir: Any) -> Hashable | None:
+    try:
+        hc = item.get("hardware_config")
+        mtime = None
+        if isinstance(hc, (str, os.PathLike)):
+            try:
+                mtime = os.stat(os.path.expanduser(os.fspath(hc))).st_mtime_ns
+            except OSError:
+                return None
+        return (
+            item.get("ttir"),  # str hashes are cached by Python: cheap
+            _freeze(item.get("arg_bindings")),
+            _freeze(item.get("grid")),
+            _freeze(item.get("options")),
+            _freeze(item.get("hardware")),
+            _freeze(item.get("target_arch")),
+            _freeze(hc),
+            mtime,
+            _freeze(item.get("model")),
+            _freeze(model_dir),
+            os.environ.get("LEARNED_COST_MODEL_DIR"),
+            os.environ.get("LEARNED_COST_HARDWARE"),
+        )
+    except TypeError:
+        return None
+
+
+def _predict(item: Mapping, config: Any, model_dir: Any) -> Prediction:
+    ttir = item.get("ttir")
+    if isinstance(ttir, bytes):
+        try:
+            ttir = ttir.decode("utf-8")
+        except UnicodeDecodeError:
+            raise _ItemError("ttir is bytes but not UTF-8 text") from None
+    if ttir is None:
+        raise _ItemError("item has no 'ttir'")
+    if not isinstance(ttir, str):
+        raise _ItemError(f"ttir must be TTIR text (str), got {type(ttir).__name__}")
+    if not ttir.strip():
+        raise _ItemError("ttir is empty")
+
+    raw_key = _raw_key(item, model_dir) if isinstance(item.get("ttir"), str) else None
+    if raw_key is not None:
+        hit = _raw.get(raw_key)
+        if hit is not None:
+            latency, model_name, hw, fv, notes = hit
+            return Prediction(config, latency, model_name, hw, fv, list(notes), None, True)
+
+    force = item.get("model")
+    if force not in FORCE_VALUES:
+        raise _ItemError(f"unknown model {force!r}; expected 'analytic', 'learned' or 'auto'")
+    try:
+        profile = resolve_hardware(item.get("hardware"), item.get("target_arch"), item.get("hardware_config"))
+    except (UnknownHardwareError, ProfileError) as e:
+        raise _ItemError(str(e)) from None
+
+    from .features import BindingError, canonical_bindings, extract_features, parse_bindings
+    from .ttir.normalize import ttir_digest
+
+    try:
+        bindings = parse_bindings(item.get("arg_bindings"))
+        canon = canonical_bindings(bindings)
+    except BindingError as e:
+        raise _ItemError(f"bad arg_bindings: {e}") from None
+    grid = normalize_grid(item.get("grid"))
+    options = normalize_options(item.get("options"))
+    try:
+        model = select_model(profile, model_dir=model_dir, force=force)
+    except ModelUnavailableError as e:
+        raise _ItemError(str(e)) from None
+
+    cache = _prediction_cache()
+    key = prediction_key(ttir_digest(ttir), canon, grid, options, profile.digest, model.digest)
+    latency = cache.get(key)
+    if latency is not None:
+        return Prediction(config, latency, model.name, profile.name, None, [], None, True)
+
+    try:
+        fv = extract_features(ttir, bindings=bindings, grid=grid, options=options or None, cores=profile.cores)
+    except Exception as e:
+        raise _ItemError(_describe_feature_error(e)) from None
+    notes = list(fv.warnings)
+    latency, model_name, more = _run_model(model, fv, profile)
+    notes += more
+    cache.put(key, latency)
+    if raw_key is not None:
+        _raw.put(raw_key, (latency, model_name, profile.name, fv, tuple(notes)))
+    return Prediction(config, latency, model_name, profile.name, fv, notes, None, False)
+
+
+def _describe_feature_error(e: Exception) -> str:
+    kind = type(e).__name__
+    if kind == "TTIRParseError":
+        return f"ttir could not be parsed: {e}"
+    if kind == "BindingError":
+        return f"bad arg_bindings: {e}"
+    if kind == "FeatureError":
+        return f"features could not be evaluated: {e}"
+    return f"features could not be evaluated ({kind}: {e})"
+
+
+def _run_model(model: Any, fv: FeatureVector, profile: HardwareProfile) -> tuple[float, str, list[str]]:
+    """Predict; a model failure or a non-finite answer falls back to the
+    analytic model with a note (the analytic model is finite and > 0)."""
+    from .models.analytic import analytic_latency_us
+
+    try:
+        v = float(model.predict(fv, profile))
+        if math.isfinite(v) and v > 0:
+            return v, model.name, []
+        why = f"model {model.name} predicted {v!r}"
+    except Exception as e:
+        why = f"model {model.name} failed ({type(e).__name__}: {e})"
+    return analytic_latency_us(fv, profile), "analytic", [f"{why}; used the analytic model"]
+
+
+# --- public API ---------------------------------------------------------------
+
+
+def _emit(pred: Prediction, stacklevel: int) -> None:
+    if pred.error is not None:
+        where = "item" if pred.config is None else f"config {pred.config!r}"
+        warnings.warn(f"costmodel_bench: {where}: {pred.error}", RuntimeWarning, stacklevel=stacklevel + 1)
+    elif pred.warnings:
+        warnings.warn(
+            f"costmodel_bench: config {pred.config!r}: estimated: " + "; ".join(pred.warnings),
+            EstimateWarning,
+            stacklevel=stacklevel + 1,
+        )
+
+
+def resolve_workers(workers: Any = None) -> tuple[int, str | None]:
+    """(worker count, problem or None): argument, else LEARNED_COST_WORKERS,
+    else min(4, cpu count)."""
+    default = max(1, min(4, os.cpu_count() or 1))
+    src, value = "workers", workers
+    if value is None:
+        env = os.environ.get("LEARNED_COST_WORKERS", "").strip()
+        if not env:
+            return default, None
+        src, value = "LEARNED_COST_WORKERS", env
+    try:
+        n = int(value) if not isinstance(value, bool) else -1
+    except (TypeError, ValueError):
+        n = -1
+    if n < 1:
+        return default, f"{src} must be an integer >= 1, got {value!r}; using {default}"
+    return min(n, _MAX_WORKERS), None
+
+
+def predict_items(items: Sequence[Any], *, workers: Any = None, model_dir: Any = None) -> list[Prediction]:
+    """``predict_item`` for each item, in order, over a thread pool."""
+    n, _ = resolve_workers(workers)
+    items = list(items)
+    if n <= 1 or len(items) < 2:
+        return [predict_item(it, model_dir=model_dir) for it in items]
+    # Contiguous chunks: one task per worker keeps pool overhead off each item.
+    n = min(n, len(items))
+    size = -(-len(items) // n)
+    chunks = [items[i : i + size] for i in range(0, len(items), size)]
+    with ThreadPoolExecutor(max_workers=len(chunks), thread_name_prefix="learned-cost") as pool:
+        parts = list(pool.map(lambda ch: [predict_item(it, model_dir=model_dir) for it in ch], chunks))
+    return [p for part in parts for p in part]
+
+
+def costmodel_bench(item_or_items: Any, *, workers: Any = None) -> Any:
+    """Predicted whole-launch latency in µs.
+
+    One item (a dict) -> ``(config, latency_us)``; a list (or tuple) of
+    items -> ``{config: latency_us}`` (items without a usable config are
+    left out). Never raises for bad items: see the module docstring.
+    """
+    try:
+        if isinstance(item_or_items, (list, tuple)):
+            n, problem = resolve_workers(workers)
+            if problem:
+                warnings.warn(f"costmodel_bench: {problem}", RuntimeWarning, stacklevel=2)
+            preds = predict_items(item_or_items, workers=n)
+            out: dict[Any, float] = {}
+            for p in preds:
+                _emit(p, stacklevel=2)
+                if p.config is not None:
+                    out[p.config] = p.latency_us
+            return out
+        pred = predict_item(item_or_items)
+        _emit(pred, stacklevel=2)
+        return pred.as_tuple()
+    except Exception as e:  # last resort: never raise out of the entry point
+        warnings.warn(f"costmodel_bench: internal error ({type(e).__name__}: {e})", RuntimeWarning, stacklevel=2)
+        if isinstance(item_or_items, (list, tuple)):
+            return {}
+        config = item_or_items.get("config") if isinstance(item_or_items, Mapping) else None
+        return (config, INF)
+
+
+__all__ = [
+    "EstimateWarning",
+    "Prediction",
+    "clear_caches",
+    "costmodel_bench",
+    "normalize_grid",
+    "normalize_options",
+    "predict_item",
+    "predict_items",
+    "resolve_workers",
+]

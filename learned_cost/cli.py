@@ -1,0 +1,331 @@
+"""The ``learned-cost`` command line.
+
+Subcommands defined here:
+
+* ``predict``: TTIR files (one item each, config = file name) or JSONL files
+  of items (one JSON object per line; an item may give ``ttir_file``, a path
+  relative to the JSONL file, instead of ``ttir``); prints a table sorted by
+  latency, or JSON with ``--json``;
+* ``features``: the feature vector of one TTIR file;
+* ``hardware list`` / ``hardware show NAME``.
+
+Modules ``learned_cost.collect.cli``, ``learned_cost.train.cli`` and
+``learned_cost.autotune.cli`` may add more: when importable and defining
+``register(subparsers)``, that function is called; it adds subparsers whose
+``func`` default takes the parsed arguments and returns the exit code.
+
+Errors print one line, ``learned-cost: error: ...``, and exit non-zero
+(2 for bad usage or input, 1 when some items could not be predicted).
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import json
+import math
+import os
+import sys
+from pathlib import Path
+from typing import Any, Sequence
+
+PROG = "learned-cost"
+PLUGIN_MODULES = ("learned_cost.collect.cli", "learned_cost.train.cli", "learned_cost.autotune.cli")
+
+
+class CLIError(Exception):
+    """Bad input on the command line; the message is the one error line."""
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str):  # one line, no usage dump
+        sys.stderr.write(f"{PROG}: error: {message} (see --help)\n")
+        raise SystemExit(2)
+
+
+# --- shared argument parsing -----------------------------------------------------
+
+
+def _add_item_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--bindings", "-b", default=None, help='runtime integers, e.g. "arg3=98432,pid_x=0"')
+    p.add_argument("--grid", "-g", default=None, help='launch grid: "N", "X,Y" or "X,Y,Z"')
+    p.add_argument("--options", "-o", default=None, help='launch options as JSON, e.g. \'{"num_warps": 8}\'')
+    p.add_argument("--hardware", default=None, help="profile name, SoC name or profile JSON path")
+    p.add_argument("--target-arch", default=None, help="SoC name, e.g. Ascend910B3")
+    p.add_argument("--hardware-config", default=None, help="path of a hardware profile JSON")
+
+
+def parse_grid_arg(text: str | None) -> list[int] | None:
+    """``"128"``, ``"128,4"``, ``"[128, 4]"`` -> list of ints."""
+    if text is None:
+        return None
+    t = text.strip().strip("[]()")
+    try:
+        dims = [int(x) for x in t.replace("x", ",").split(",") if x.strip()]
+    except ValueError:
+        raise CLIError(f"--grid must be 1-3 integers such as 128 or 128,4, got {text!r}") from None
+    if not 1 <= len(dims) <= 3 or any(d < 1 for d in dims):
+        raise CLIError(f"--grid must be 1-3 integers >= 1, got {text!r}")
+    return dims
+
+
+def parse_options_arg(text: str | None) -> dict | None:
+    if text is None:
+        return None
+    try:
+        v = json.loads(text)
+    except json.JSONDecodeError as e:
+        raise CLIError(f"--options is not JSON ({e.msg}): {text!r}") from None
+    if not isinstance(v, dict):
+        raise CLIError(f"--options must be a JSON object, got {text!r}")
+    return v
+
+
+def _read_text(path: str) -> str:
+    try:
+        return Path(path).read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise CLIError(f"no such file: {path}") from None
+    except (OSError, UnicodeDecodeError) as e:
+        raise CLIError(f"cannot read {path}: {e}") from None
+
+
+def _item_from_args(args: argparse.Namespace, ttir: str, config: str) -> dict:
+    item: dict[str, Any] = {"config": config, "ttir": ttir}
+    if args.bindings is not None:
+        item["arg_bindings"] = args.bindings
+    grid = parse_grid_arg(args.grid)
+    if grid is not None:
+        item["grid"] = grid
+    options = parse_options_arg(args.options)
+    if options is not None:
+        item["options"] = options
+    for key in ("hardware", "target_arch", "hardware_config"):
+        if getattr(args, key) is not None:
+            item[key] = getattr(args, key)
+    return item
+
+
+def read_items_jsonl(path: str) -> list[dict]:
+    """Items of a JSONL file; ``ttir_file`` is read relative to the file."""
+    base = Path(path).parent
+    items = []
+    for n, line in enumerate(_read_text(path).splitlines(), 1):
+        if not line.strip():
+            continue
+        try:
+            item = json.loads(line)
+        except json.JSONDecodeError as e:
+            raise CLIError(f"{path}:{n}: not JSON ({e.msg})") from None
+        if isinstance(item, dict) and "ttir" not in item and "ttir_file" in item:
+            item = dict(item)
+            item["ttir"] = _read_text(str(base / item.pop("ttir_file")))
+        items.append(item)
+    return items
+
+
+def _fmt_latency(v: float) -> str:
+    return "inf" if not math.isfinite(v) else f"{v:.3f}"
+
+
+# --- predict ------------------------------------------------------------------------
+
+
+def cmd_predict(args: argparse.Namespace) -> int:
+    from .api import predict_items
+
+    items: list[Any] = []
+    for path in args.inputs:
+        if path.endswith(".jsonl"):
+            for it in read_items_jsonl(path):
+                if isinstance(it, dict):
+                    it = {**{k: v for k, v in _item_from_args(args, "", "").items() if k not in ("config", "ttir")}, **it}
+                    if args.model and "model" not in it:
+                        it["model"] = args.model
+                items.append(it)
+        else:
+            it = _item_from_args(args, _read_text(path), Path(path).name)
+            if args.model:
+                it["model"] = args.model
+            items.append(it)
+    if not items:
+        raise CLIError("no items to predict")
+    preds = predict_items(items, workers=args.workers)
+    failed = [p for p in preds if not p.ok]
+    if args.json:
+        out = []
+        for p in preds:
+            d = p.to_dict(with_features=args.with_features)
+            d["latency_us"] = d["latency_us"] if math.isfinite(d["latency_us"]) else None
+            out.append(d)
+        json.dump(out, sys.stdout, indent=2, default=str)
+        sys.stdout.write("\n")
+    else:
+        rows = sorted(preds, key=lambda p: (not p.ok, p.latency_us))
+        width = max([len(str(p.config)) for p in rows] + [6])
+        print(f"{'config':<{width}}  {'latency_us':>12}  {'model':<9} {'hardware':<12} notes")
+        for p in rows:
+            note = p.error or "; ".join(p.warnings)
+            print(f"{str(p.config):<{width}}  {_fmt_latency(p.latency_us):>12}  {p.model:<9} {p.hardware:<12} {note}")
+    if failed:
+        sys.stderr.write(f"{PROG}: error: {len(failed)} of {len(preds)} items could not be predicted: {failed[0].error}\n")
+        return 1
+    return 0
+
+
+# --- features ------------------------------------------------------------------------
+
+
+def cmd_features(args: argparse.Namespace) -> int:
+    from .api import _ItemError, normalize_grid, normalize_options
+    from .features import BindingError, extract_features, parse_bindings
+    from .hardware import resolve_hardware
+
+    ttir = _read_text(args.ttir)
+    profile = resolve_hardware(args.hardware, args.target_arch, args.hardware_config)
+    try:
+        bindings = parse_bindings(args.bindings)
+        grid = normalize_grid(parse_grid_arg(args.grid))
+        options = normalize_options(parse_options_arg(args.options))
+    except (BindingError, _ItemError) as e:
+        raise CLIError(str(e)) from None
+    fv = extract_features(ttir, bindings=bindings, grid=grid, options=options or None, cores=profile.cores)
+    if args.json:
+        json.dump({"features": fv.to_dict(), "warnings": fv.warnings, "grid": list(fv.grid),
+                   "grid_source": fv.grid_source, "hardware": profile.name}, sys.stdout, indent=2)
+        sys.stdout.write("\n")
+    else:
+        from .features.schema import feature_names
+
+        width = max(len(n) for n in feature_names())
+        for name, value in fv.to_dict().items():
+            print(f"{name:<{width}}  {value:g}")
+        for w in fv.warnings:
+            print(f"warning: {w}")
+    return 0
+
+
+# --- hardware ------------------------------------------------------------------------
+
+
+def cmd_hardware_list(args: argparse.Namespace) -> int:
+    from .hardware import default_hardware_name, list_profiles, load_profile
+
+    default = default_hardware_name()
+    for name in list_profiles():
+        p = load_profile(name)
+        mark = "*" if name == default else " "
+        print(f"{mark} {name:<12} {p.vendor:<7} {p.cores:>4} {p.core_kind:<16} {p.clock_mhz:>6g} MHz  {p.description}")
+    print(f"(* = default when an item names no hardware)")
+    return 0
+
+
+def cmd_hardware_show(args: argparse.Namespace) -> int:
+    from .hardware import resolve_hardware
+
+    p = resolve_hardware(hardware=args.name)
+    json.dump(p.summary(), sys.stdout, indent=2)
+    sys.stdout.write("\n")
+    return 0
+
+
+# --- wiring ----------------------------------------------------------------------------
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(prog=PROG, description="Predict Triton kernel launch latency from TTIR.")
+    from . import __version__
+
+    parser.add_argument("--version", action="version", version=f"{PROG} {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+
+    p = sub.add_parser("predict", help="predict the latency of TTIR files or JSONL items",
+                       description="Predict whole-launch latency (µs) of TTIR files or of JSONL items.")
+    p.add_argument("inputs", nargs="+", help="TTIR files, or .jsonl files of items")
+    _add_item_args(p)
+    p.add_argument("--model", choices=("auto", "analytic", "learned"), default=None, help="force a model")
+    p.add_argument("--workers", type=int, default=None, help="threads (default: LEARNED_COST_WORKERS or min(4, cpus))")
+    p.add_argument("--json", action="store_true", help="JSON list in input order instead of a table")
+    p.add_argument("--with-features", action="store_true", help="with --json: include the feature vectors")
+    p.set_defaults(func=cmd_predict)
+
+    p = sub.add_parser("features", help="print the feature vector of a TTIR file",
+                       description="Evaluate the features of one TTIR file with its bindings.")
+    p.add_argument("ttir", help="TTIR file")
+    _add_item_args(p)
+    p.add_argument("--json", action="store_true", help="print JSON")
+    p.set_defaults(func=cmd_features)
+
+    p = sub.add_parser("hardware", help="list or show hardware profiles",
+                       description="Hardware profiles shipped with learned_cost.")
+    hsub = p.add_subparsers(dest="hardware_command", metavar="ACTION")
+    hl = hsub.add_parser("list", help="list the profiles", description="List the shipped profiles.")
+    hl.set_defaults(func=cmd_hardware_list)
+    hs = hsub.add_parser("show", help="show one profile as JSON", description="Show a profile's figures and sources.")
+    hs.add_argument("name", help="profile name, SoC name or profile JSON path")
+    hs.set_defaults(func=cmd_hardware_show)
+    p.set_defaults(func=lambda a: _missing(p, "hardware needs an action: list or show"))
+
+    for mod_name in PLUGIN_MODULES:
+        _register_plugin(mod_name, sub)
+    return parser
+
+
+def _missing(parser: argparse.ArgumentParser, message: str) -> int:
+    raise CLIError(message)
+
+
+def _register_plugin(mod_name: str, sub: Any) -> None:
+    try:
+        mod = importlib.import_module(mod_name)
+    except ModuleNotFoundError as e:
+        if e.name and (mod_name == e.name or mod_name.startswith(e.name + ".")):
+            return  # not part of this installation
+        sys.stderr.write(f"{PROG}: warning: {mod_name} unavailable ({e})\n")
+        return
+    except Exception as e:
+        sys.stderr.write(f"{PROG}: warning: {mod_name} unavailable ({type(e).__name__}: {e})\n")
+        return
+    register = getattr(mod, "register", None)
+    if callable(register):
+        try:
+            register(sub)
+        except Exception as e:
+            sys.stderr.write(f"{PROG}: warning: {mod_name}.register failed ({type(e).__name__}: {e})\n")
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the command line; returns the exit code."""
+    parser = build_parser()
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as e:
+        return int(e.code or 0) if not isinstance(e.code, str) else 2
+    func = getattr(args, "func", None)
+    if func is None:
+        parser.print_help()
+        return 2
+    try:
+        return int(func(args) or 0)
+    except CLIError as e:
+        sys.stderr.write(f"{PROG}: error: {e}\n")
+        return 2
+    except BrokenPipeError:  # output piped into e.g. head: not an error
+        try:
+            sys.stdout = open(os.devnull, "w")
+        except OSError:
+            pass
+        return 0
+    except (ValueError, OSError) as e:  # bad input reported by the library
+        sys.stderr.write(f"{PROG}: error: {e}\n")
+        return 2
+    except KeyboardInterrupt:
+        sys.stderr.write(f"{PROG}: error: interrupted\n")
+        return 130
+    except Exception as e:
+        sys.stderr.write(f"{PROG}: error: {type(e).__name__}: {e}\n")
+        return 1
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
