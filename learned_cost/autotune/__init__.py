@@ -25,12 +25,12 @@ from __future__ import annotations
 from .prune import PrunePlan, plan_pruning, resolve_top_k
 
 __all__ = [
-    "autotune",
-    "make_perf_model",
     "PerfModel",
+    "PrunePlan",
     "PruningAutotuner",
     "TuningReport",
-    "PrunePlan",
+    "autotune",
+    "make_perf_model",
     "plan_pruning",
     "resolve_top_k",
 ]

@@ -23,10 +23,11 @@ import math
 import os
 import sys
 import warnings
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, Mapping, Sequence
+from typing import Any
 
 from ..dataset import ProfileStore
 
@@ -98,7 +99,7 @@ def canonical_bindings(bindings: Mapping[str, int] | None) -> str:
         return ""
 
     def pos(k: str) -> tuple[int, str]:
-        digits = k[3:] if k.startswith("arg") else k
+        digits = k.removeprefix("arg")
         return (int(digits), k) if digits.isdigit() else (1 << 30, k)
 
     return ",".join(f"{k}={int(bindings[k])}" for k in sorted(bindings, key=pos))

@@ -19,8 +19,9 @@ only in launch options (num_warps, num_stages) share one TTIR build.
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Callable, Mapping, Sequence
+from typing import Any
 
 # H200 is sm_90 with 32-thread warps; used when no GPU driver is active
 # (CPU, interpreter), so that the TTIR matches what the H200 would compile.
@@ -255,7 +256,7 @@ def resolve_grid(grid: Any, meta: Mapping[str, Any]) -> tuple[int, int, int]:
         g = (g,)
     try:
         dims = [int(x) for x in g]
-    except TypeError as e:
+    except (TypeError, ValueError) as e:
         raise ValueError(f"grid must be an int or 1-3 ints, got {g!r}") from e
     if not 1 <= len(dims) <= 3:
         raise ValueError(f"grid must have 1-3 dimensions, got {g!r}")

@@ -21,7 +21,8 @@ import inspect
 import math
 import re
 import warnings
-from typing import Any, Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
 
 from .kernel_ir import LaunchDescriber, LaunchIR
 
@@ -40,31 +41,54 @@ def default_predictor(items: list) -> Mapping[Any, float]:
 
 
 def default_hardware() -> str:
-    """The visible CUDA device's name (e.g. ``NVIDIA H200``), else ``h200``."""
+    """The hardware profile for the visible CUDA device (``NVIDIA H200`` ->
+    ``h200``); ``h200`` when no device is visible or under the interpreter.
+    A device no profile matches falls back to ``h200`` with a warning:
+    a ranking for a similar GPU beats no ranking."""
     import os
 
     if os.environ.get("TRITON_INTERPRET", "0") not in ("", "0"):
         return DEFAULT_HARDWARE
+    name = None
     try:
         import torch
 
         if torch.cuda.is_available():
-            return torch.cuda.get_device_name()
-    except Exception:  # torch missing or broken: the default is fine
-        pass
-    return DEFAULT_HARDWARE
+            name = torch.cuda.get_device_name()
+    except Exception:  # noqa: BLE001 - torch missing or broken: use the default
+        name = None
+    if not name:
+        return DEFAULT_HARDWARE
+    matched = _match_profile(name)
+    if matched is None:
+        _warn_once(f"learned_cost: no hardware profile for device {name!r}; predicting for {DEFAULT_HARDWARE}")
+        return DEFAULT_HARDWARE
+    return matched
+
+
+_WARNED: set[str] = set()
+
+
+def _warn_once(msg: str) -> None:
+    if msg not in _WARNED:
+        _WARNED.add(msg)
+        warnings.warn(msg, RuntimeWarning, stacklevel=3)
+
+
+def _match_profile(name: str) -> str | None:
+    try:
+        from learned_cost.hardware import match_arch
+    except ImportError:
+        return None
+    return match_arch(name)
 
 
 def hardware_slug(hardware: str) -> str:
-    """A directory-safe hardware profile name: ``NVIDIA H200`` -> ``h200``."""
-    try:  # the hardware registry knows aliases when it is available
-        from learned_cost.hardware import resolve_name  # type: ignore[attr-defined]
-
-        name = resolve_name(hardware)
-        if name:
-            return str(name)
-    except Exception:
-        pass
+    """A directory-safe hardware profile name: ``NVIDIA H200`` -> ``h200``
+    (the matching profile's name when one matches)."""
+    matched = _match_profile(hardware)
+    if matched:
+        return matched
     s = hardware.strip().lower()
     s = re.sub(r"^nvidia[ _-]+", "", s)
     s = re.sub(r"[^a-z0-9._-]+", "-", s).strip("-")
@@ -138,7 +162,7 @@ class PerfModel:
         if kernel is not None:
             self.bind(kernel)
 
-    def bind(self, kernel: Any) -> "PerfModel":
+    def bind(self, kernel: Any) -> PerfModel:
         """Use ``kernel`` (Autotuner, JITFunction, ...) to build TTIR."""
         self._kernel = kernel
         self._describer = LaunchDescriber(kernel, self.target)

@@ -17,8 +17,8 @@ Rules (the autotune decorator's contract):
 from __future__ import annotations
 
 import math
+from collections.abc import Hashable, Sequence
 from dataclasses import dataclass
-from typing import Hashable, Sequence
 
 
 @dataclass(frozen=True)
@@ -35,7 +35,7 @@ class PrunePlan:
     fail_open: bool
 
 
-def resolve_top_k(top_k: int | float, n: int) -> int:
+def resolve_top_k(top_k: float, n: int) -> int:
     """Number of configs to keep out of ``n`` (>= 1, <= n when n >= 1).
 
     ``top_k`` is an int >= 1 or a float in (0, 1] meaning a share of ``n``
@@ -71,7 +71,7 @@ def is_finite(x: object) -> bool:
 def plan_pruning(
     predictions: Sequence[float | None],
     groups: Sequence[Hashable] | None,
-    top_k: int | float,
+    top_k: float,
 ) -> PrunePlan:
     """Split candidates into kept and fallback by predicted latency.
 

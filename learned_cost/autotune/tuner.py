@@ -24,8 +24,9 @@ import math
 import os
 import time
 import warnings
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Callable, Mapping, Sequence
+from typing import Any
 
 from triton.runtime.autotuner import Autotuner, Config
 
@@ -86,7 +87,7 @@ class PruningAutotuner(Autotuner):
     """A stock ``Autotuner`` whose tuning benchmarks only the predicted best
     configs (see module docstring). Built by :func:`autotune`."""
 
-    def __init__(self, fn, arg_names, configs, key, *, top_k: int | float = 0.25,
+    def __init__(self, fn, arg_names, configs, key, *, top_k: float = 0.25,
                  early_config_prune: Callable | None = None, predictor: Predictor | None = None,
                  hardware: str | None = None, target: tuple | None = None,
                  feedback: bool | None = None, feedback_dir: str | os.PathLike | None = None,
@@ -253,7 +254,7 @@ class PruningAutotuner(Autotuner):
         report.feedback_path = str(path) if path else None
 
 
-def autotune(configs: Sequence[Config], key: Sequence[str], top_k: int | float = 0.25, *,
+def autotune(configs: Sequence[Config], key: Sequence[str], top_k: float = 0.25, *,
              early_config_prune: Callable | None = None, predictor: Predictor | None = None,
              hardware: str | None = None, target: tuple | None = None,
              feedback: bool | None = None, feedback_dir: str | os.PathLike | None = None,
