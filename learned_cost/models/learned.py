@@ -21,9 +21,9 @@ import json
 import math
 import os
 import tempfile
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Sequence
 
 import numpy as np
 
@@ -34,8 +34,67 @@ METADATA_FILE = "metadata.json"
 METADATA_FORMAT = 1
 # Variants whose output converts to µs; see learned_cost.train.fit.
 _LATENCY_VARIANTS = ("log_latency", "log_ratio")
-_ANALYTIC_INPUT = "analytic_log_us"
 _MIN_US = 1e-3
+
+# Inputs the booster sees after the schema features: terms of the analytic
+# roofline (learned_cost.models.analytic), so that the trees start from the
+# hardware's ceilings instead of rediscovering them. Times are whole-launch µs
+# (per-program term x waves), as natural logs floored at ln(1e-3 µs).
+# Bump INPUTS_VERSION whenever this list or its formulas change.
+INPUTS_VERSION = 1
+DERIVED_INPUTS: tuple[tuple[str, str], ...] = (
+    ("analytic_log_us", "ln of the analytic latency estimate of the launch"),
+    ("an_log_mem_us", "ln(waves x per-program memory time)"),
+    ("an_log_vec_us", "ln(waves x per-program vector-unit time)"),
+    ("an_log_mat_us", "ln(waves x per-program matrix-unit time)"),
+    ("an_log_latency_us", "ln(waves x exposed memory latency per program)"),
+    ("an_bound", "the largest per-program term: 0 memory, 1 vector, 2 matrix"),
+    ("an_cores_used", "cores the analytic model spreads programs over"),
+    ("an_waves", "ceil(programs / cores used)"),
+    ("an_wave_fill", "programs / (waves x cores used): 1 = every wave full"),
+)
+ANALYTIC_INPUT = DERIVED_INPUTS[0][0]
+_BOUND_CODE = {"memory": 0.0, "vector": 1.0, "matrix": 2.0}
+
+
+def input_names() -> list[str]:
+    """Names of the booster's inputs, in order: schema features, then DERIVED_INPUTS."""
+    return feature_names() + [n for n, _ in DERIVED_INPUTS]
+
+
+def _log_us(v: float) -> float:
+    return math.log(v) if math.isfinite(v) and v > _MIN_US else math.log(_MIN_US)
+
+
+def derived_inputs(features, profile) -> np.ndarray:
+    """DERIVED_INPUTS of one FeatureVector on a HardwareProfile (float64)."""
+    from .analytic import analytic_breakdown
+
+    b = analytic_breakdown(features, profile)
+    w = float(b.waves)
+    return np.array([
+        _log_us(float(b.latency_us)),
+        _log_us(w * b.t_mem_us),
+        _log_us(w * b.t_vec_us),
+        _log_us(w * b.t_mat_us),
+        _log_us(w * b.t_latency_us),
+        _BOUND_CODE.get(b.bound, -1.0),
+        float(b.cores_used),
+        w,
+        float(b.programs) / max(1.0, w * float(b.cores_used)),
+    ], dtype=np.float64)
+
+
+def input_vector(features, profile) -> np.ndarray:
+    """The booster's input row of one FeatureVector: ``input_names()`` order.
+    Training and prediction both build rows here, so they cannot drift apart."""
+    return np.concatenate([features.to_array(), derived_inputs(features, profile)])
+
+
+def _analytic_version() -> int:
+    from . import analytic
+
+    return int(getattr(analytic, "ANALYTIC_VERSION", 0))
 
 
 class ModelLoadError(RuntimeError):
@@ -55,6 +114,8 @@ class ModelMetadata:
     lightgbm_version: str
     hyperparameters: dict
     training_data: dict = field(default_factory=dict)  # digest, rows, groups, families
+    inputs_version: int = INPUTS_VERSION
+    analytic_version: int = 0
     metrics: dict = field(default_factory=dict)
     created: str = ""
     format: int = METADATA_FORMAT
@@ -63,7 +124,7 @@ class ModelMetadata:
         return json.dumps(asdict(self), indent=2, sort_keys=True, default=_json_default) + "\n"
 
     @classmethod
-    def from_dict(cls, d: dict) -> "ModelMetadata":
+    def from_dict(cls, d: dict) -> ModelMetadata:
         known = set(cls.__dataclass_fields__)
         missing = [k for k in ("variant", "feature_schema_version", "feature_names", "model_inputs",
                                "model_sha256", "hardware", "lightgbm_version", "hyperparameters") if k not in d]
@@ -105,7 +166,7 @@ class LearnedModel:
 
     # ------------------------------------------------------------ io
     @classmethod
-    def from_booster(cls, booster, metadata_fields: dict) -> "LearnedModel":
+    def from_booster(cls, booster, metadata_fields: dict) -> LearnedModel:
         """Wrap a freshly trained booster; ``metadata_fields`` fills every
         ModelMetadata field except the schema, digest and LightGBM version."""
         import lightgbm as lgb
@@ -116,6 +177,8 @@ class LearnedModel:
             feature_names=feature_names(),
             model_sha256=sha256_bytes(text.encode("utf-8")),
             lightgbm_version=lgb.__version__,
+            inputs_version=INPUTS_VERSION,
+            analytic_version=_analytic_version(),
             **metadata_fields,
         )
         return cls(booster, md, text)
@@ -130,7 +193,7 @@ class LearnedModel:
         return d
 
     @classmethod
-    def load(cls, path: str | os.PathLike) -> "LearnedModel":
+    def load(cls, path: str | os.PathLike) -> LearnedModel:
         """Load and check a model directory; raises ModelLoadError naming the
         failed check (missing file, bad JSON, digest, schema, names)."""
         import lightgbm as lgb
@@ -154,8 +217,13 @@ class LearnedModel:
         if list(md.feature_names) != feature_names():
             diff = sorted(set(md.feature_names) ^ set(feature_names()))
             raise ModelLoadError(f"model feature names differ from the schema's (e.g. {diff[:5]} or their order)")
-        if list(md.model_inputs) != feature_names() + [_ANALYTIC_INPUT]:
-            raise ModelLoadError("model inputs are not the schema features plus the analytic input")
+        if md.inputs_version != INPUTS_VERSION or list(md.model_inputs) != input_names():
+            raise ModelLoadError(
+                f"model inputs (version {md.inputs_version}) differ from this package's (version {INPUTS_VERSION})")
+        if md.analytic_version != _analytic_version():
+            raise ModelLoadError(
+                f"model trained on analytic model version {md.analytic_version}, this package has "
+                f"{_analytic_version()}: its analytic inputs would differ")
         text = raw.decode("utf-8")
         try:
             booster = lgb.Booster(model_str=text)
@@ -167,28 +235,22 @@ class LearnedModel:
         return cls(booster, md, text)
 
     # ------------------------------------------------------------ predict
-    def _rows(self, features: Sequence, profile) -> np.ndarray:
-        from .analytic import analytic_latency_us
-
-        x = np.empty((len(features), len(self.metadata.model_inputs)), dtype=np.float64)
-        for i, fv in enumerate(features):
-            x[i, :-1] = fv.to_array()
-            a = float(analytic_latency_us(fv, profile))
-            x[i, -1] = math.log(a) if math.isfinite(a) and a > _MIN_US else math.log(_MIN_US)
-        return x
+    _ANALYTIC_COL = len(feature_names())  # index of ANALYTIC_INPUT in an input row
 
     def predict_inputs(self, x: np.ndarray) -> np.ndarray:
-        """µs from a matrix of ``model_inputs`` (last column ln analytic µs)."""
+        """µs from a matrix of input rows (``input_names()`` order)."""
+        x = np.asarray(x, dtype=np.float64)
         raw = np.asarray(self._booster.predict(x, num_threads=1), dtype=np.float64)
         if self.variant == "log_ratio":
-            raw = raw + x[:, -1]
-        return np.exp(raw)
+            raw = raw + x[:, self._ANALYTIC_COL]
+        # clip to exp(±50) so that a wild leaf can never give 0 or inf µs
+        return np.exp(np.clip(raw, -50.0, 50.0))
 
     def predict_many(self, features: Sequence, profile) -> np.ndarray:
         """Latency in µs of each FeatureVector of ``features`` on ``profile``."""
         if len(features) == 0:
             return np.empty(0, dtype=np.float64)
-        return self.predict_inputs(self._rows(features, profile))
+        return self.predict_inputs(np.vstack([input_vector(fv, profile) for fv in features]))
 
     def predict(self, features, profile) -> float:
         """Latency in µs of one FeatureVector on ``profile``."""

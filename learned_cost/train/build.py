@@ -55,18 +55,17 @@ def train_from_table(ft: FeaturesTable, hardware: str, out: str | Path, params: 
     t0 = time.perf_counter()
     params = params or FitParams()
     table = ft.table
-    cols = ft.feature_cols
     selection = None
     if variant is None:
         if table["family"].nunique() >= 2:
-            selection = select_variant(table, cols, params, n_splits=select_splits)
+            selection = select_variant(table, params, n_splits=select_splits)
             variant = selection.variant
         else:
             variant = "log_ratio"
     if variant not in LATENCY_VARIANTS:
         raise ValueError(f"variant {variant!r} cannot be shipped: it predicts no microseconds "
                          f"(choose from {LATENCY_VARIANTS}; {VARIANTS[-1]} is for comparison)")
-    fitted = fit(table, cols, variant, params)
+    fitted = fit(table, variant, params)
     metrics = {}
     if selection is not None:
         metrics["variant_selection_cv"] = {
@@ -81,10 +80,10 @@ def train_from_table(ft: FeaturesTable, hardware: str, out: str | Path, params: 
         "hyperparameters": {**params.as_dict(), "lightgbm": params.lgb_params(variant)},
         "training_data": {
             "digest": data_digest(table),
-            "rows": int(len(table)),
+            "rows": len(table),
             "groups": int(table["group"].nunique()),
             "families": sorted(table["family"].unique().tolist()),
-            "dropped_rows": int(len(ft.dropped)),
+            "dropped_rows": len(ft.dropped),
         },
         "metrics": metrics,
         "created": _dt.datetime.now(_dt.timezone.utc).replace(microsecond=0).isoformat(),

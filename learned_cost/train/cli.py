@@ -52,7 +52,7 @@ def _check_hardware(name: str) -> str | None:
 
     try:
         load_profile(name)
-    except Exception as e:
+    except (ValueError, OSError) as e:
         return f"--hardware {name!r}: {e}"
     return None
 
@@ -95,7 +95,7 @@ def cmd_evaluate(args) -> int:
     log = (lambda *_: None) if args.quiet else (lambda m: print(m, file=sys.stderr, flush=True))
     try:
         ft, _ = load_features(args.data, args.hardware, progress=not args.quiet)
-        res = evaluate(ft.table, ft.feature_cols, args.hardware, _params(args), schemes=schemes,
+        res = evaluate(ft.table, args.hardware, _params(args), schemes=schemes,
                        model_dir=args.model, log=log)
     except (ValueError, KeyError) as e:
         return _err(str(e))

@@ -24,7 +24,15 @@ import numpy as np
 import pandas as pd
 
 from .features_table import ANALYTIC_COL
-from .fit import LATENCY_VARIANTS, VARIANTS, FitParams, family_folds, fit, random_group_folds, select_variant
+from .fit import (
+    LATENCY_VARIANTS,
+    VARIANTS,
+    FitParams,
+    family_folds,
+    fit,
+    random_group_folds,
+    select_variant,
+)
 from .metrics import evaluate_scores, random_k_scores
 
 # Acceptance targets on leave-one-family-out (metric, comparison, bound).
@@ -68,7 +76,7 @@ class EvaluationResult:
     table: pd.DataFrame = field(default_factory=pd.DataFrame)  # scored rows: meta + analytic_us
 
 
-def _oof(table: pd.DataFrame, cols: list[str], folds, params: FitParams, inner_splits: int,
+def _oof(table: pd.DataFrame, folds, params: FitParams, inner_splits: int,
          variants=VARIANTS, log=print) -> tuple[pd.DataFrame, dict[str, str]]:
     out = pd.DataFrame(np.nan, index=table.index, columns=list(variants) + ["learned"], dtype=np.float64)
     chosen: dict[str, str] = {}
@@ -76,13 +84,13 @@ def _oof(table: pd.DataFrame, cols: list[str], folds, params: FitParams, inner_s
         train = table.iloc[tr]
         t0 = time.perf_counter()
         if train["family"].nunique() >= 2:
-            pick = select_variant(train, cols, params, n_splits=inner_splits, variants=LATENCY_VARIANTS).variant
+            pick = select_variant(train, params, n_splits=inner_splits, variants=LATENCY_VARIANTS).variant
         else:
             pick = "log_ratio"
         chosen[name] = pick
         for v in variants:
-            m = fit(train, cols, v, params)
-            out.iloc[te, out.columns.get_loc(v)] = m.predict_table(table.iloc[te], cols)
+            m = fit(train, v, params)
+            out.iloc[te, out.columns.get_loc(v)] = m.predict_table(table.iloc[te])
         out.iloc[te, out.columns.get_loc("learned")] = out.iloc[te][pick].to_numpy()
         log(f"  fold {i + 1}/{len(folds)} {name}: picked {pick} ({time.perf_counter() - t0:.1f} s)")
     return out, chosen
@@ -137,14 +145,14 @@ def acceptance(summary: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame.from_records(recs)
 
 
-def shipped_figures(table: pd.DataFrame, cols: list[str], model_dir, train_digest: str) -> dict:
+def shipped_figures(table: pd.DataFrame, model_dir, train_digest: str) -> dict:
     """Load a model directory and score it on ``table`` (in-sample when the
     model was trained on these rows: a sanity check, not a generalisation figure)."""
     from ..models.learned import LearnedModel
     from .fit import input_matrix
 
     m = LearnedModel.load(model_dir)
-    pred = m.predict_inputs(input_matrix(table, cols))
+    pred = m.predict_inputs(input_matrix(table))
     s, _ = evaluate_scores(table[["group", "latency_us"]].assign(score=pred), "score")
     md = m.metadata
     return {
@@ -159,7 +167,7 @@ def shipped_figures(table: pd.DataFrame, cols: list[str], model_dir, train_diges
     }
 
 
-def evaluate(table: pd.DataFrame, cols: list[str], hardware: str, params: FitParams | None = None,
+def evaluate(table: pd.DataFrame, hardware: str, params: FitParams | None = None,
              schemes=SCHEMES, inner_splits: int = 3, random_splits: int = 5, model_dir=None,
              log=print) -> EvaluationResult:
     """Run the CV schemes over a features table (see module docstring)."""
@@ -179,11 +187,11 @@ def evaluate(table: pd.DataFrame, cols: list[str], hardware: str, params: FitPar
         else:
             raise ValueError(f"unknown CV scheme {scheme!r}; expected one of {SCHEMES}")
         log(f"{scheme}: {len(folds)} folds")
-        scores, chosen = _oof(table, cols, folds, params, inner_splits, log=log)
+        scores, chosen = _oof(table, folds, params, inner_splits, log=log)
         summary, pgs = _summaries(table, scores)
         results[scheme] = SchemeResult(scheme, scores, chosen, summary, pgs)
     per_family = _per_family(table, results["lofo"].scores) if "lofo" in results else pd.DataFrame()
-    shipped = shipped_figures(table, cols, model_dir, data_digest(table)) if model_dir else None
+    shipped = shipped_figures(table, model_dir, data_digest(table)) if model_dir else None
     return EvaluationResult(
         hardware=hardware, rows=len(table), groups=int(table["group"].nunique()),
         families=sorted(table["family"].unique().tolist()), schemes=results, per_family=per_family,

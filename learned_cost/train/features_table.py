@@ -6,8 +6,10 @@ needs no new measurements. Each distinct TTIR text is parsed once and its
 IR reused by every row that shares it.
 
 The table has one row per usable training row: the meta columns
-(``META_COLS``), every feature of ``feature_names()`` and ``analytic_us``
-(the analytic model's estimate in µs, an input of the learned model).
+(``META_COLS``), every booster input of
+``learned_cost.models.learned.input_names()`` (the schema features plus the
+analytic terms) and ``analytic_us`` (the analytic model's estimate in µs, the
+baseline of the evaluation).
 """
 
 from __future__ import annotations
@@ -21,7 +23,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from ..features.schema import feature_names
+from ..models.learned import ANALYTIC_INPUT, input_names, input_vector
 
 META_COLS = ("key", "family", "group", "kernel", "dtype", "ttir_digest", "latency_us")
 ANALYTIC_COL = "analytic_us"
@@ -73,8 +75,8 @@ class FeaturesTable:
     dropped: dict[str, str] = field(default_factory=dict)  # row key -> reason
 
     @property
-    def feature_cols(self) -> list[str]:
-        return feature_names()
+    def input_cols(self) -> list[str]:
+        return input_names()
 
 
 def _extractor():
@@ -99,14 +101,12 @@ def build_features_table(rows: pd.DataFrame, ttir: dict[str, str], profile, prog
     HardwareProfile: gives ``cores`` and the analytic estimate). Rows whose
     TTIR is missing or fails to parse or evaluate are dropped and listed in
     ``dropped`` with the reason; they never stop the build."""
-    from ..models.analytic import analytic_latency_us
-
     rows = training_rows(rows)
-    names = feature_names()
+    names = input_names()
     parse, evaluate = _extractor()
     parsed: dict[str, object] = {}
     parse_err: dict[str, str] = {}
-    out_meta, out_x, out_a = [], [], []
+    out_meta, out_x = [], []
     dropped: dict[str, str] = {}
     cores = int(profile.cores)
     it = _progress(rows.itertuples(index=False), len(rows), progress, "features")
@@ -122,7 +122,7 @@ def build_features_table(rows: pd.DataFrame, ttir: dict[str, str], profile, prog
                 else:
                     try:
                         parsed[d] = parse(text)
-                    except Exception as e:  # a bad text drops its rows, not the build
+                    except Exception as e:  # noqa: BLE001 - a bad text drops its rows, not the build
                         parse_err[d] = f"parse: {type(e).__name__}: {e}"
             if d in parse_err:
                 dropped[r.key] = parse_err[d]
@@ -130,15 +130,14 @@ def build_features_table(rows: pd.DataFrame, ttir: dict[str, str], profile, prog
             try:
                 fv = evaluate(parsed[d], r.arg_bindings or None, _json_or_none(r.grid),
                               _json_or_none(r.options), cores)
-                a = float(analytic_latency_us(fv, profile))
-            except Exception as e:
+                x = input_vector(fv, profile)
+            except Exception as e:  # noqa: BLE001 - one bad row is dropped and reported, not fatal
                 dropped[r.key] = f"features: {type(e).__name__}: {e}"
                 continue
             out_meta.append(tuple(getattr(r, c) for c in META_COLS))
-            out_x.append(fv.to_array())
-            out_a.append(a)
+            out_x.append(x)
     meta = pd.DataFrame.from_records(out_meta, columns=list(META_COLS))
     x = pd.DataFrame(np.vstack(out_x) if out_x else np.empty((0, len(names))), columns=names)
     table = pd.concat([meta, x], axis=1)
-    table[ANALYTIC_COL] = np.asarray(out_a, dtype=np.float64)
+    table[ANALYTIC_COL] = np.exp(table[ANALYTIC_INPUT].to_numpy(np.float64))
     return FeaturesTable(table=table, dropped=dropped)

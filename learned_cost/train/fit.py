@@ -1,7 +1,7 @@
 """Fitting LightGBM on a features table, and choosing the variant by grouped CV.
 
-Variants (all use the same inputs: the schema features plus the log of the
-analytic estimate):
+Variants (all use the same inputs, ``learned_cost.models.learned.input_names()``:
+the schema features plus terms of the analytic roofline):
 
 * ``log_latency``: regression of ln(latency in µs); prediction = exp(output) µs.
 * ``log_ratio``: regression of ln(latency / analytic estimate); prediction =
@@ -23,19 +23,15 @@ from dataclasses import asdict, dataclass, field
 import numpy as np
 import pandas as pd
 
+from ..models.learned import ANALYTIC_INPUT, input_names
 from .metrics import evaluate_scores
 
-ANALYTIC_COL = "analytic_us"
-ANALYTIC_INPUT = "analytic_log_us"
 VARIANTS = ("log_latency", "log_ratio", "lambdarank")
 LATENCY_VARIANTS = ("log_latency", "log_ratio")
 # Relevance of a config for LambdaRank: 30 minus its slowdown over the group's
 # best in steps of 3 % (so 30 = best, 0 = 2.4x slower or worse).
 RANK_STEP = 0.03
 RANK_MAX_LABEL = 30
-# Analytic estimates are floored here (µs) so that a zero or broken estimate
-# cannot produce log(0).
-MIN_US = 1e-3
 
 
 @dataclass(frozen=True)
@@ -81,19 +77,13 @@ class FitParams:
         return asdict(self)
 
 
-def model_inputs(feature_cols: list[str]) -> list[str]:
-    """Column names the booster sees, in order: features, then the analytic input."""
-    return list(feature_cols) + [ANALYTIC_INPUT]
-
-
-def input_matrix(table: pd.DataFrame, feature_cols: list[str]) -> np.ndarray:
-    """float64 matrix of ``model_inputs(feature_cols)`` from a features table."""
-    missing = [c for c in list(feature_cols) + [ANALYTIC_COL] if c not in table.columns]
+def input_matrix(table: pd.DataFrame) -> np.ndarray:
+    """float64 matrix of the booster inputs (``input_names()``) of a features table."""
+    names = input_names()
+    missing = [c for c in names if c not in table.columns]
     if missing:
-        raise KeyError(f"features table lacks columns {missing[:5]}")
-    x = table[list(feature_cols)].to_numpy(np.float64)
-    a = np.log(np.maximum(table[ANALYTIC_COL].to_numpy(np.float64), MIN_US))
-    return np.column_stack([x, a])
+        raise KeyError(f"features table lacks input columns {missing[:5]}")
+    return table[names].to_numpy(np.float64)
 
 
 def rank_labels(table: pd.DataFrame, true_col: str = "latency_us", group_col: str = "group") -> np.ndarray:
@@ -117,11 +107,11 @@ class Fitted:
     def raw(self, x: np.ndarray) -> np.ndarray:
         return np.asarray(self.booster.predict(x, num_threads=self.params.num_threads), dtype=np.float64)
 
-    def predict_table(self, table: pd.DataFrame, feature_cols: list[str]) -> np.ndarray:
+    def predict_table(self, table: pd.DataFrame) -> np.ndarray:
         """Scores for the rows of a features table: µs for the latency
         variants; for lambdarank, lower = predicted faster (not µs)."""
-        x = input_matrix(table, feature_cols)
-        return output_to_score(self.raw(x), x[:, -1], self.variant)
+        x = input_matrix(table)
+        return output_to_score(self.raw(x), table[ANALYTIC_INPUT].to_numpy(np.float64), self.variant)
 
 
 def output_to_score(raw: np.ndarray, analytic_log_us: np.ndarray, variant: str) -> np.ndarray:
@@ -143,10 +133,9 @@ def _sorted_for_fit(table: pd.DataFrame) -> pd.DataFrame:
     return table.sort_values(cols, kind="mergesort").reset_index(drop=True)
 
 
-def fit(table: pd.DataFrame, feature_cols: list[str], variant: str = "log_latency",
-        params: FitParams | None = None) -> Fitted:
-    """Train one variant on every row of ``table`` (columns: features,
-    ``analytic_us``, ``latency_us`` in µs, ``group``)."""
+def fit(table: pd.DataFrame, variant: str = "log_latency", params: FitParams | None = None) -> Fitted:
+    """Train one variant on every row of ``table`` (columns: the inputs,
+    ``latency_us`` in µs, ``group``)."""
     import lightgbm as lgb
 
     if variant not in VARIANTS:
@@ -158,12 +147,12 @@ def fit(table: pd.DataFrame, feature_cols: list[str], variant: str = "log_latenc
     y_us = t["latency_us"].to_numpy(np.float64)
     if not np.all(np.isfinite(y_us) & (y_us > 0)):
         raise ValueError("latency_us must be finite and > 0 on every training row")
-    x = input_matrix(t, feature_cols)
-    names = model_inputs(feature_cols)
+    x = input_matrix(t)
+    names = input_names()
     if variant == "log_latency":
         ds = lgb.Dataset(x, label=np.log(y_us), feature_name=names, free_raw_data=True)
     elif variant == "log_ratio":
-        ds = lgb.Dataset(x, label=np.log(y_us) - x[:, -1], feature_name=names, free_raw_data=True)
+        ds = lgb.Dataset(x, label=np.log(y_us) - t[ANALYTIC_INPUT].to_numpy(np.float64), feature_name=names, free_raw_data=True)
     else:
         sizes = t.groupby("group", sort=False).size().to_numpy()
         ds = lgb.Dataset(x, label=rank_labels(t), group=sizes, feature_name=names, free_raw_data=True)
@@ -211,14 +200,13 @@ def random_group_folds(table: pd.DataFrame, n_splits: int = 5, seed: int = 0) ->
     return out
 
 
-def cross_val_scores(table: pd.DataFrame, feature_cols: list[str], variant: str,
-                     folds, params: FitParams | None = None) -> pd.Series:
+def cross_val_scores(table: pd.DataFrame, variant: str, folds, params: FitParams | None = None) -> pd.Series:
     """Out-of-fold scores for every row covered by a test fold (index = table
     index): µs for latency variants, a lower-is-faster score for lambdarank."""
     out = pd.Series(np.nan, index=table.index, dtype=np.float64)
     for _, tr, te in folds:
-        m = fit(table.iloc[tr], feature_cols, variant, params)
-        out.iloc[te] = m.predict_table(table.iloc[te], feature_cols)
+        m = fit(table.iloc[tr], variant, params)
+        out.iloc[te] = m.predict_table(table.iloc[te])
     return out
 
 
@@ -232,8 +220,8 @@ class Selection:
     folds: list[str] = field(default_factory=list)
 
 
-def select_variant(table: pd.DataFrame, feature_cols: list[str], params: FitParams | None = None,
-                   n_splits: int = 3, variants=VARIANTS) -> Selection:
+def select_variant(table: pd.DataFrame, params: FitParams | None = None, n_splits: int = 3,
+                   variants=VARIANTS) -> Selection:
     """Grouped CV (families merged into ``n_splits`` folds) over ``table``,
     which must be training data only. The shipped variant is the latency
     variant with the lowest regret@1 geomean; within 0.5 % of each other the
@@ -245,7 +233,7 @@ def select_variant(table: pd.DataFrame, feature_cols: list[str], params: FitPara
     folds = family_folds(table, min(n_splits, n_fam))
     rows = {}
     for v in variants:
-        scores = cross_val_scores(table, feature_cols, v, folds, params)
+        scores = cross_val_scores(table, v, folds, params)
         f = table[["group", "latency_us"]].assign(score=scores.to_numpy())
         s, _ = evaluate_scores(f, "score", predicts_us=v in LATENCY_VARIANTS)
         rows[v] = s.as_dict()

@@ -145,12 +145,12 @@ def write_report(res: EvaluationResult, out: str | Path, command: str = "", data
           + ", ".join(res.families) + ".", ""]
     if data_note:
         L += [data_note, ""]
-    L += ["Metrics (see DESIGN.md): regret@k = best measured latency among the model's top-k configs of a group "
+    L += [("Metrics (see DESIGN.md): regret@k = best measured latency among the model's top-k configs of a group "
           "divided by the group's best (1.0 is perfect); k = 1 and k = ceil(25 % of the group). "
           "2%-hit@25% = share of groups whose top 25 % holds a config within 2 % of the best. "
           "τ = Kendall τ-b between predicted and measured latency within a group. MAPE over rows. "
           "Ties in a model's predictions count as a random order (exact expectation), and random-k is the exact "
-          "expectation over random subsets, not a sample.", ""]
+          "expectation over random subsets, not a sample."), ""]
     if "lofo" in res.schemes:
         L += ["## Acceptance (leave-one-family-out, learned)", ""]
         L += [_acceptance_md(acceptance(res.schemes["lofo"].summary)), ""]
@@ -170,11 +170,11 @@ def write_report(res: EvaluationResult, out: str | Path, command: str = "", data
     if res.shipped:
         s = res.shipped
         L += ["## Shipped model", "",
-              f"`{s['dir']}`: variant `{s['variant']}`, created {s['created']}, model.txt SHA-256 "
+              (f"Variant `{s['variant']}`, created {s['created']}, model.txt SHA-256 "
               f"`{s['model_sha256'][:16]}…`, trained on {s['training_rows']} rows; "
-              f"trained on exactly the rows evaluated here: {_fmt(s['trained_on_this_data'])}.", "",
-              "In-sample figures of the shipped model (optimistic; a check that the artifact loads and "
-              "predicts, not a generalisation figure):", "",
+              f"trained on exactly the rows evaluated here: {_fmt(s['trained_on_this_data'])}."), "",
+              ("In-sample figures of the shipped model (optimistic; a check that the artifact loads and "
+              "predicts, not a generalisation figure):"), "",
               _md_table(["metric", "value"], [[lab, s["summary"][m]] for m, lab in _METRIC_LABELS]), ""]
         sel = s.get("selection")
         if sel:
@@ -185,10 +185,10 @@ def write_report(res: EvaluationResult, out: str | Path, command: str = "", data
             L += [_md_table(header, rows), ""]
     p = res.params
     L += ["## Settings", "",
-          f"LightGBM, {p.num_boost_round} rounds, learning rate {p.learning_rate}, {p.num_leaves} leaves, "
+          (f"LightGBM, {p.num_boost_round} rounds, learning rate {p.learning_rate}, {p.num_leaves} leaves, "
           f"min {p.min_data_in_leaf} rows per leaf, feature fraction {p.feature_fraction}, bagging "
           f"{p.bagging_fraction} every {p.bagging_freq}, L2 {p.lambda_l2}, seed {p.seed}, {p.num_threads} threads, "
-          "deterministic. Fixed in advance; not tuned on any evaluation fold.",
+          "deterministic. Fixed in advance; not tuned on any evaluation fold."),
           f"Evaluation took {res.seconds:.0f} s.", ""]
     if pngs:
         L += ["## Plots", ""] + [f"![{n}]({n})" for n in pngs] + [""]

@@ -5,7 +5,6 @@ from __future__ import annotations
 import pandas as pd
 import pytest
 
-from learned_cost.features.schema import feature_names
 from learned_cost.train.evaluate import acceptance, evaluate
 from learned_cost.train.fit import FitParams, family_folds, random_group_folds
 from learned_cost.train.report import write_report
@@ -36,7 +35,7 @@ def test_random_folds_keep_groups_whole(synthetic_table):
 
 def test_evaluate_and_report(synthetic_table, tmp_path):
     pytest.importorskip("learned_cost.models.analytic")
-    res = evaluate(synthetic_table, feature_names(), "h200", FAST, log=lambda *_: None)
+    res = evaluate(synthetic_table, "h200", FAST, log=lambda *_: None)
     lofo = res.schemes["lofo"]
     # every row scored exactly once out of fold
     assert lofo.scores["learned"].notna().all()

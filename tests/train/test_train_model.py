@@ -28,17 +28,15 @@ def trained(tmp_path_factory, synthetic_table):
 
 
 def test_fit_is_deterministic(synthetic_table):
-    cols = feature_names()
-    a = fit(synthetic_table, cols, "log_latency", FAST).predict_table(synthetic_table, cols)
+    a = fit(synthetic_table, "log_latency", FAST).predict_table(synthetic_table)
     # a shuffled copy of the same rows must give the same model
     shuffled = synthetic_table.sample(frac=1.0, random_state=3)
-    b = fit(shuffled, cols, "log_latency", FAST).predict_table(synthetic_table, cols)
+    b = fit(shuffled, "log_latency", FAST).predict_table(synthetic_table)
     np.testing.assert_array_equal(a, b)
 
 
 def test_regression_learns_the_formula(synthetic_table):
-    cols = feature_names()
-    pred = fit(synthetic_table, cols, "log_ratio", FAST).predict_table(synthetic_table, cols)
+    pred = fit(synthetic_table, "log_ratio", FAST).predict_table(synthetic_table)
     err = np.abs(pred / synthetic_table["latency_us"].to_numpy() - 1)
     assert np.median(err) < 0.05
 
@@ -55,7 +53,7 @@ def test_save_reload_identical(trained, tmp_path):
     res, table = trained
     assert res.variant in ("log_latency", "log_ratio")
     m1 = LearnedModel.load(res.model_dir)
-    x = input_matrix(table, feature_names())
+    x = input_matrix(table)
     p1 = m1.predict_inputs(x)
     m1.save(tmp_path)
     m2 = LearnedModel.load(tmp_path)
