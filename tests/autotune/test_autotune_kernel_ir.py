@@ -10,7 +10,11 @@ torch = pytest.importorskip("torch")
 triton = pytest.importorskip("triton")
 tl = pytest.importorskip("triton.language")
 
-from learned_cost.autotune.kernel_ir import LaunchDescriber, resolve_grid, ttir_int_bindings  # noqa: E402
+from learned_cost.autotune.kernel_ir import (
+    LaunchDescriber,
+    resolve_grid,
+    ttir_int_bindings,
+)
 
 
 @triton.jit
@@ -23,7 +27,7 @@ def _scale_kernel(x_ptr, out_ptr, n, stride, rows, BLOCK: tl.constexpr, UNUSED: 
 
 
 def _func_args(ttir: str) -> list[str]:
-    sig = re.search(r"tt\.func public @\w+\((.*?)\) attributes", ttir, re.S).group(1)
+    sig = re.search(r"tt\.func public @\w+\((.*?)\) attributes", ttir, re.DOTALL).group(1)
     return re.findall(r"%(\w+):", sig)
 
 

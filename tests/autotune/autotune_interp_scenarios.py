@@ -1,0 +1,241 @@
+"""Autotune scenarios under the Triton interpreter, run as a subprocess.
+
+TRITON_INTERPRET=1 must be set before triton is imported, so the test module
+runs this file in a fresh interpreter and reads one JSON object from its last
+stdout line: {scenario name: observations}.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import time
+import warnings
+
+assert os.environ.get("TRITON_INTERPRET") == "1", "run with TRITON_INTERPRET=1"
+
+import torch
+import triton
+import triton.language as tl
+
+import learned_cost.autotune as lc_autotune
+from learned_cost.autotune import autotune, make_perf_model
+
+
+@triton.jit
+def add_kernel(x_ptr, y_ptr, out_ptr, n, BLOCK: tl.constexpr, UNUSED: tl.constexpr):
+    pid = tl.program_id(0)
+    offs = pid * BLOCK + tl.arange(0, BLOCK)
+    m = offs < n
+    tl.store(out_ptr + offs, tl.load(x_ptr + offs, mask=m) + tl.load(y_ptr + offs, mask=m), mask=m)
+
+
+def cpu_bench(fn, quantiles):
+    """Stand-in for the GPU benchmarker: wall time of one call, ms."""
+    t = time.perf_counter()
+    fn()
+    ms = (time.perf_counter() - t) * 1e3
+    return [ms, ms, ms]
+
+
+def configs(blocks=(64, 128, 256), warps=(2, 4), unused=(0,), pre_hook=None):
+    return [
+        triton.Config({"BLOCK": b, "UNUSED": u}, num_warps=w, pre_hook=pre_hook)
+        for b in blocks
+        for w in warps
+        for u in unused
+    ]
+
+
+def grid_for(n):
+    # The interpreter hands the grid callable wrapped scalars, so the problem
+    # size comes from the closure; BLOCK is a plain constexpr.
+    return lambda meta: (triton.cdiv(n, meta["BLOCK"]),)
+
+
+class Recorder:
+    """A predictor preferring large blocks, then few warps; records items."""
+
+    def __init__(self, result=None, fail=False):
+        self.calls = []
+        self.result = result
+        self.fail = fail
+
+    def __call__(self, items):
+        self.calls.append(items)
+        if self.fail:
+            raise RuntimeError("model exploded")
+        if self.result is not None:
+            return self.result
+        return {it["config"]: 1000.0 / _block_of(it) + it["options"]["num_warps"] for it in items}
+
+
+def _block_of(item):
+    import re
+
+    return int(re.search(r"tensor<(\d+)x", item["ttir"]).group(1))
+
+
+def cfg_dict(c):
+    return {**c.kwargs, "num_warps": c.num_warps}
+
+
+def run(kernel, n=1000):
+    x, y = torch.randn(n), torch.randn(n)
+    out = torch.empty(n)
+    kernel[grid_for(n)](x, y, out, n)
+    return bool(torch.allclose(out, x + y))
+
+
+def report_of(kernel):
+    r = kernel.last_report
+    return {
+        "benchmarked": [cfg_dict(r.candidates[i]) for i in r.benchmarked],
+        "kept": list(r.plan.kept),
+        "fail_open": r.plan.fail_open,
+        "fallback_used": r.fallback_used,
+        "best": cfg_dict(r.best),
+        "n_candidates": len(r.candidates),
+        "feedback_path": r.feedback_path,
+    }
+
+
+def scenario_basic():
+    rec = Recorder()
+    k = autotune(configs(), key=["n"], top_k=0.25, predictor=rec, do_bench=cpu_bench)(add_kernel)
+    ok = run(k)
+    first = report_of(k)
+    item = rec.calls[0][0]
+    again = run(k)  # same key: cached, no new prediction
+    calls_after_repeat = len(rec.calls)
+    run(k, n=2000)  # new key: tuned again
+    return {
+        **first,
+        "correct": ok and again,
+        "n_items": len(rec.calls[0]),
+        "item_keys": sorted(item),
+        "bindings": item["arg_bindings"],
+        "grids": sorted({it["grid"][0] for it in rec.calls[0]}),
+        "options": item["options"],
+        "hardware": item.get("hardware"),
+        "calls_after_repeat": calls_after_repeat,
+        "calls_after_new_key": len(rec.calls),
+        "timings_ms": [t[0] for t in k.configs_timings.values()],
+    }
+
+
+def scenario_groups():
+    rec = Recorder()
+    # UNUSED does not change the TTIR: (BLOCK, warps, UNUSED=0/1) pairs are equivalent
+    k = autotune(configs(unused=(0, 1)), key=["n"], top_k=1, predictor=rec, do_bench=cpu_bench)(add_kernel)
+    ok = run(k)
+    return {**report_of(k), "correct": ok}
+
+
+def scenario_fail_open():
+    out = {}
+    for name, rec in (("empty", Recorder(result={})), ("raises", Recorder(fail=True))):
+        k = autotune(configs(), key=["n"], top_k=0.25, predictor=rec, do_bench=cpu_bench)(add_kernel)
+        with warnings.catch_warnings(record=True) as w:
+            warnings.simplefilter("always")
+            ok = run(k)
+        out[name] = {**report_of(k), "correct": ok, "warnings": [str(x.message) for x in w]}
+    return out
+
+
+def failing_hook(nargs):
+    if nargs["BLOCK"] == 256:
+        raise RuntimeError("this config cannot run")
+
+
+def scenario_fallback():
+    rec = Recorder()
+    k = autotune(configs(pre_hook=failing_hook), key=["n"], top_k=2, predictor=rec, do_bench=cpu_bench)(add_kernel)
+    ok = run(k, n=1200)  # a size of its own: feedback rows are keyed by shape
+    return {**report_of(k), "correct": ok}
+
+
+def scenario_all_fail():
+    def always_fails(nargs):
+        raise RuntimeError("nothing runs")
+
+    k = autotune(configs(pre_hook=always_fails), key=["n"], top_k=1, predictor=Recorder(), do_bench=cpu_bench)(add_kernel)
+    try:
+        run(k, n=1300)
+    except RuntimeError as e:
+        return {"raised": str(e)[:200]}
+    return {"raised": None}
+
+
+def scenario_early_prune():
+    rec = Recorder()
+    seen = {}
+
+    def early(cfgs, nargs, **kw):
+        seen["n"] = nargs["n"]
+        seen["kw"] = sorted(kw)
+        return [c for c in cfgs if c.kwargs["BLOCK"] != 256]
+
+    k = autotune(configs(), key=["n"], top_k=0.5, predictor=rec, early_config_prune=early,
+                 do_bench=cpu_bench)(add_kernel)
+    ok = run(k)
+    return {**report_of(k), "correct": ok, "n_items": len(rec.calls[0]), "early_seen": seen}
+
+
+def scenario_feedback_switch():
+    k1 = autotune(configs(), key=["n"], top_k=1, predictor=Recorder(), feedback=False, do_bench=cpu_bench)(add_kernel)
+    run(k1)
+    os.environ["LEARNED_COST_FEEDBACK"] = "0"
+    try:
+        k2 = autotune(configs(), key=["n"], top_k=1, predictor=Recorder(), do_bench=cpu_bench)(add_kernel)
+        run(k2, n=3000)
+    finally:
+        del os.environ["LEARNED_COST_FEEDBACK"]
+    return {"arg_off": k1.last_report.feedback_path, "env_off": k2.last_report.feedback_path}
+
+
+def scenario_stock_perf_model():
+    rec = Recorder()
+    pm = make_perf_model(predictor=rec)
+    k = triton.autotune(configs(), key=["n"], prune_configs_by={"perf_model": pm, "top_k": 2},
+                        do_bench=cpu_bench)(add_kernel)
+    ok = run(k)
+    return {
+        "correct": ok,
+        "benchmarked": [cfg_dict(c) for c in k.configs_timings],
+        "n_calls": len(rec.calls),
+        "bindings": rec.calls[0][0]["arg_bindings"],
+    }
+
+
+def scenario_callable_package():
+    rec = Recorder()
+    k = lc_autotune(configs(), key=["n"], top_k=1, predictor=rec, do_bench=cpu_bench)(add_kernel)
+    return {"correct": run(k), "type": type(k).__name__}
+
+
+def scenario_default_predictor():
+    # The real cost model: whatever it predicts, tuning must finish and the
+    # result must be right (fail-open when the model cannot answer).
+    k = autotune(configs(), key=["n"], top_k=0.25, do_bench=cpu_bench)(add_kernel)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        ok = run(k)
+    r = report_of(k)
+    return {"correct": ok, "n_benchmarked": len(r["benchmarked"]), "fail_open": r["fail_open"]}
+
+
+def main(names):
+    out = {}
+    for name in names:
+        fn = globals()[f"scenario_{name}"]
+        try:
+            out[name] = fn()
+        except Exception as e:  # noqa: BLE001 - reported to the test, which fails
+            out[name] = {"error": f"{type(e).__name__}: {e}"}
+    print(json.dumps(out, default=repr))
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])
