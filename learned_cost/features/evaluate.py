@@ -1,0 +1,1153 @@
+"""Evaluate a parsed TTIR module with its bindings: per-program op counts.
+
+One pass prepares each function (definitions, parents, liveness), one pass
+interprets its live ops in order. Nothing is unrolled: a loop body is walked
+once and its counts are weighted by the loop's (mean) trip count.
+
+Normalisations, so that raw front-end TTIR and optimized TTIR of the same
+kernel give the same counts:
+
+* dead code: ops whose results reach no store, atomic, return, loop-carried
+  value or call with side effects are dropped (``_liveness``);
+* constant folding: pure ops whose operands are all constants cost nothing;
+* common subexpressions: a pure op identical to an earlier one in an
+  enclosing scope costs nothing (value numbering);
+* loop invariants: a pure op inside a loop whose operands do not change in the
+  loop is costed once per entry of the loop level where it is invariant.
+
+Rules for what cannot be known statically (documented in ``extract``):
+
+* ``scf.for`` whose bounds cannot be evaluated: ``UNRESOLVED_LOOP_TRIPS``
+  iterations, ``unresolved_loops`` += 1 and a warning. ``scf.while``: likewise
+  (its trip count is data-dependent in general).
+* ``scf.if``: when the condition is known, only the taken branch counts; when
+  it depends on program ids or loop indices with known ranges, each branch is
+  weighted by the share of (program, iteration) points taking it; otherwise
+  each branch is weighted 1/2.
+* Program ids are symbols. Masks are averaged over all programs of the grid
+  (and all loop iterations); control flow that depends on a program id is
+  averaged over the grid when the grid is known before evaluation (item grid
+  or ``num_programs`` bindings), else evaluated at the bound ``pid`` value,
+  else at program 0.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass, field
+
+from ..ttir.ir import (
+    Block,
+    Function,
+    Module,
+    Operation,
+    PointerType,
+    ScalarType,
+    TensorType,
+)
+from . import symbolic as S
+from .optable import EW_CLASSES, OP_CLASS, SIDE_EFFECT_OPS, TERMINATORS
+
+#: Iterations assumed for a loop whose trip count cannot be evaluated. One
+#: iteration keeps the counts equal to "one pass over the loop body"; the
+#: ``unresolved_loops`` feature tells the model the counts are a lower bound.
+UNRESOLVED_LOOP_TRIPS = 1
+
+_PURE_CLASSES = frozenset(EW_CLASSES) | {"layout", "free"}
+_CMP_PREDICATES = ("eq", "ne", "slt", "sle", "sgt", "sge", "ult", "ule", "ugt", "uge")
+_INT_VALUE = re.compile(r"\s*(-?\d+)\s*(?::|$)")
+_DENSE_INT = re.compile(r"\s*dense<\s*(-?\d+)\s*>")
+_LEADING_INT = re.compile(r"\s*(-?\d+)")
+
+
+@dataclass
+class Access:
+    """One static load or store with its executed weight (trips x branch share)."""
+
+    kind: str  # "load" | "store"
+    weight: float
+    elems: int
+    elem_bytes: int
+    dtype: str  # "f32" | "f16" | "f8" | "int" | "other"
+    shape: tuple[int, ...]
+    masked: bool
+    mask: S.Mask | None
+    indirect: bool
+    block_ptr: bool
+
+
+@dataclass
+class Evaluation:
+    """Raw per-program results of evaluating a module (before the grid is known)."""
+
+    counts: dict[str, float] = field(default_factory=dict)
+    accesses: list[Access] = field(default_factory=list)
+    domains: dict[str, int] = field(default_factory=dict)  # loop symbols -> trips
+    pid_axes: set[int] = field(default_factory=set)
+    warnings: list[str] = field(default_factory=list)
+
+
+# ---------------------------------------------------------------- types
+
+
+def _numel(t) -> int:
+    return t.numel if isinstance(t, TensorType) else 1
+
+
+def _elem(t):
+    return t.element if isinstance(t, TensorType) else t
+
+
+def _elem_bytes(t) -> int:
+    e = _elem(t)
+    if isinstance(e, PointerType):
+        return 8
+    if isinstance(e, ScalarType):
+        return max(1, e.bits // 8)
+    return 4
+
+
+def _dtype_class(t) -> str:
+    e = _elem(t)
+    if isinstance(e, ScalarType):
+        if e.is_float:
+            if e.bits == 32 or e.name == "tf32":
+                return "f32"
+            if e.bits == 16:
+                return "f16"
+            if e.bits == 8:
+                return "f8"
+            return "other"
+        return "int"
+    if isinstance(e, PointerType):
+        return "int"
+    return "other"
+
+
+def _is_float(t) -> bool:
+    e = _elem(t)
+    return isinstance(e, ScalarType) and e.is_float
+
+
+def _value_bytes(t) -> int:
+    """Bytes a tensor value occupies; pointer tensors and scalars count 0."""
+    if not isinstance(t, TensorType) or isinstance(t.element, PointerType):
+        return 0
+    return t.numel * _elem_bytes(t)
+
+
+# ---------------------------------------------------------------- attributes
+
+
+def _attr(op: Operation, key: str) -> str | None:
+    v = op.attributes.get(key)
+    if v is None:
+        v = op.properties.get(key)
+    return v
+
+
+def _int_attr(op: Operation, key: str) -> int | None:
+    v = _attr(op, key)
+    if v is None:
+        return None
+    m = _LEADING_INT.match(v)
+    return int(m.group(1)) if m else None
+
+
+def _axis_of_pid_op(op: Operation) -> int:
+    v = _attr(op, "axis")
+    if v is None:
+        for text in list(op.attributes.values()) + list(op.properties.values()):
+            if text.strip()[:1] in ("x", "y", "z"):
+                v = text
+                break
+    if v is None:
+        return 0
+    v = v.strip()
+    if v[:1] in ("x", "y", "z"):
+        return "xyz".index(v[0])
+    m = _LEADING_INT.match(v)
+    return min(2, max(0, int(m.group(1)))) if m else 0
+
+
+def _predicate(op: Operation) -> str | None:
+    v = _attr(op, "predicate")
+    if v is None:
+        return None
+    v = v.strip().strip('"')
+    if v in _CMP_PREDICATES:
+        return v
+    m = _LEADING_INT.match(v)
+    if m and 0 <= int(m.group(1)) < len(_CMP_PREDICATES):
+        return _CMP_PREDICATES[int(m.group(1))]
+    return None
+
+
+def _callee_name(op: Operation) -> str | None:
+    v = _attr(op, "callee")
+    if v is None:
+        return None
+    v = v.strip()
+    v = v.removeprefix("@")
+    if v.startswith('"') and v.endswith('"') and len(v) >= 2:
+        v = v[1:-1]
+    return v
+
+
+def _constant_value(op: Operation, rtype):
+    """Abstract value of ``arith.constant``: int, TAff, Mask or None (floats)."""
+    text = _attr(op, "value")
+    if text is None:
+        return None
+    t = text.strip()
+    rank = len(rtype.shape) if isinstance(rtype, TensorType) else None
+    if rank is None:
+        if t.startswith("true"):
+            return 1
+        if t.startswith("false"):
+            return 0
+        m = _INT_VALUE.match(t)
+        if m and not _is_float(rtype):
+            return int(m.group(1))
+        return None
+    if _is_float(rtype):
+        return None
+    if t.startswith("dense<true>"):
+        return S.Mask(())
+    if t.startswith("dense<false>"):
+        return S.Mask(((1, ()),))
+    m = _DENSE_INT.match(t)
+    if m:
+        return S.TAff(int(m.group(1)), (0,) * rank)
+    return None
+
+
+# ---------------------------------------------------------------- preparation
+
+
+class FuncInfo:
+    """Per-function index: definitions, types, parents, liveness."""
+
+    __slots__ = ("defs", "fn", "has_side_effects", "live", "ops", "parent", "peak", "types")
+
+    def __init__(self, fn: Function):
+        self.fn = fn
+        self.defs: dict[str, tuple] = {}
+        self.types: dict[str, object] = {}
+        self.parent: dict[int, Operation | None] = {}
+        self.ops: list[Operation] = []
+        self.live: set[int] = set()
+        self.has_side_effects = False
+        self.peak: int | None = None
+        for i, (name, t) in enumerate(fn.arguments):
+            self.defs[name] = ("arg", None, 0, i)
+            self.types[name] = t
+        for block in _blocks_to_walk(fn.body):
+            self._index_block(block, None)
+
+    def _index_block(self, block: Block, parent: Operation | None) -> None:
+        for op in block.operations:
+            self.parent[id(op)] = parent
+            self.ops.append(op)
+            for i, r in enumerate(op.results):
+                self.defs[r] = ("res", op, i)
+                if i < len(op.result_types):
+                    self.types[r] = op.result_types[i]
+            for ri, region in enumerate(op.regions):
+                for block_ in region.blocks[:1]:
+                    for ai, (name, t) in enumerate(block_.arguments):
+                        self.defs[name] = ("arg", op, ri, ai)
+                        self.types[name] = t
+                    self._index_block(block_, op)
+
+
+def _blocks_to_walk(region) -> list[Block]:
+    """The entry block plus blocks some branch targets (unreachable ones such
+    as ``^bb1:  // no predecessors`` after a return are skipped)."""
+    blocks = region.blocks
+    if len(blocks) <= 1:
+        return list(blocks)
+    targets = set()
+    for b in blocks:
+        for op in b.operations:
+            for s in op.successors:
+                targets.add(s.lstrip("^").split("(")[0])
+    return [blocks[0]] + [b for b in blocks[1:] if b.label and b.label.lstrip("^") in targets]
+
+
+def _terminator(region) -> Operation | None:
+    if not region.blocks or not region.blocks[0].operations:
+        return None
+    last = region.blocks[0].operations[-1]
+    return last if last.name in TERMINATORS else None
+
+
+def _liveness(fi: FuncInfo, callee_effects) -> None:
+    """Mark the ops whose work is observable (see module docstring)."""
+    live = fi.live
+    live_vals: set[str] = set()
+    op_work: list[Operation] = []
+    val_work: list[str] = []
+    defs = fi.defs
+
+    def op_live(op: Operation) -> None:
+        if id(op) not in live:
+            live.add(id(op))
+            op_work.append(op)
+
+    def val_live(v: str) -> None:
+        if v not in live_vals:
+            live_vals.add(v)
+            val_work.append(v)
+
+    def yield_live(op: Operation, idx: int) -> None:
+        for region in op.regions:
+            term = _terminator(region)
+            if term is not None and idx < len(term.operands):
+                live.add(id(term))
+                val_live(term.operands[idx])
+
+    effects = False
+    for op in fi.ops:
+        name = op.name
+        cls = OP_CLASS.get(name)
+        if name in SIDE_EFFECT_OPS:
+            root = True
+            effects = effects or name not in ("tt.return", "func.return")
+        elif cls == "call":
+            root = callee_effects(op)
+            effects = effects or root
+        elif cls is None and not op.results and name not in TERMINATORS:
+            root = True  # unknown op without results: assume it acts on memory
+            effects = True
+        else:
+            root = False
+        if root:
+            op_live(op)
+    fi.has_side_effects = effects
+
+    while op_work or val_work:
+        while op_work:
+            op = op_work.pop()
+            parent = fi.parent.get(id(op))
+            if parent is not None:
+                op_live(parent)
+            name = op.name
+            if name == "scf.for":
+                for v in op.operands[:3]:
+                    val_live(v)
+            elif name == "scf.if":
+                for v in op.operands[:1]:
+                    val_live(v)
+            elif name == "scf.yield" and parent is not None and parent.name in ("scf.for", "scf.if"):
+                pass  # operands become live one by one, through the parent's results
+            else:
+                for v in op.operands:
+                    val_live(v)
+                if op.regions and name not in ("scf.for", "scf.if"):
+                    for region in op.regions:
+                        term = _terminator(region)
+                        if term is not None:
+                            op_live(term)
+        while val_work:
+            v = val_work.pop()
+            d = defs.get(v)
+            if d is None:
+                continue
+            if d[0] == "res":
+                op, idx = d[1], d[2]
+                op_live(op)
+                if op.name == "scf.for":
+                    if 3 + idx < len(op.operands):
+                        val_live(op.operands[3 + idx])
+                    yield_live(op, idx)
+                elif op.name == "scf.if":
+                    yield_live(op, idx)
+            else:
+                owner = d[1]
+                if owner is None:
+                    continue
+                op_live(owner)
+                if owner.name == "scf.for" and d[3] >= 1:
+                    k = d[3] - 1
+                    if 3 + k < len(owner.operands):
+                        val_live(owner.operands[3 + k])
+                    yield_live(owner, k)
+
+
+# ---------------------------------------------------------------- evaluation
+
+
+class _Frame:
+    """State of one function invocation."""
+
+    __slots__ = ("alias", "const", "cse", "env", "fi", "level", "scopes", "taint")
+
+    def __init__(self, fi: FuncInfo):
+        self.fi = fi
+        self.env: dict[str, object] = {}
+        self.level: dict[str, int] = {}
+        self.alias: dict[str, str] = {}
+        self.cse: dict[tuple, list[str]] = {}
+        self.scopes: list[list[tuple]] = [[]]
+        self.const: set[str] = set()
+        self.taint: set[str] = set()
+
+
+_COUNT_KEYS = (
+    "dot_ops", "dot_flops", "dot_flops_f16", "dot_flops_f32", "dot_flops_f8", "dot_flops_int",
+    "dot_m", "dot_n", "dot_k", "dot_operand_bytes", "dot_acc_bytes",
+    "ew_simple_elems", "ew_mul_elems", "ew_div_elems", "ew_transcendental_elems", "ew_cast_elems",
+    "ew_cmp_select_elems", "ew_float_elems", "ew_int_elems", "ew_total_elems",
+    "reduce_ops", "reduce_elems", "reduce_axis_len", "scan_ops", "scan_elems", "scan_axis_len",
+    "layout_ops", "layout_elems", "atomic_ops", "atomic_elems",
+    "max_tensor_elems", "block_dim0", "block_dim1", "tensor_rank_max", "peak_live_bytes",
+    "loops", "loop_trip_total", "loop_depth_max", "unresolved_loops", "calls", "branches",
+    "ops_total", "unknown_ops",
+)
+
+
+class Evaluator:
+    """Interprets one module; ``run()`` returns an :class:`Evaluation`."""
+
+    def __init__(self, module: Module, args: dict[int, int], pid: tuple, grid_known: tuple):
+        self.module = module
+        self.args = args
+        self.pid = pid
+        self.grid_known = grid_known  # per axis: programs if known before evaluation
+        self.out = Evaluation()
+        self.c = dict.fromkeys(_COUNT_KEYS, 0.0)
+        self.funcs: dict[str, FuncInfo] = {}
+        self.stack: list[str] = []
+        self.static_loops: set[int] = set()
+        self.static_branches: set[int] = set()
+        self.best_dot = -1.0
+        self.nsym = 0
+        self.effects_cache: dict[str, bool] = {}
+        # Symbols fixed for control flow: pids whose grid is unknown beforehand.
+        self.fixed: dict[str, int] = {}
+        self.ctrl_domains: dict[str, int] = {}
+        for a in range(3):
+            if grid_known[a]:
+                self.ctrl_domains[f"p{a}"] = grid_known[a]
+            else:
+                self.fixed[f"p{a}"] = pid[a] if pid[a] is not None else 0
+
+    # -------------------------------------------------------------- driver
+
+    def run(self) -> Evaluation:
+        entry = self.module.entry
+        if entry is None:
+            self.out.warnings.append("module has no function")
+            return self._finish()
+        argv: list[object] = []
+        for i, (name, t) in enumerate(entry.arguments):
+            v = self.args.get(i)
+            argv.append(v if v is not None and isinstance(t, ScalarType) and not t.is_float else None)
+        for i in self.args:
+            if i >= len(entry.arguments):
+                self.out.warnings.append(
+                    f"binding arg{i} ignored: {entry.name} has {len(entry.arguments)} arguments"
+                )
+        self._call(entry, argv, [False] * len(argv), [1.0], 0)
+        return self._finish()
+
+    def _finish(self) -> Evaluation:
+        self.c["loops"] = float(len(self.static_loops))
+        self.c["branches"] = float(len(self.static_branches))
+        self.c["ew_total_elems"] = sum(self.c[f"ew_{k}_elems"] for k in EW_CLASSES)
+        self.out.counts = self.c
+        return self.out
+
+    def _info(self, fn: Function) -> FuncInfo:
+        fi = self.funcs.get(fn.name)
+        if fi is None:
+            fi = FuncInfo(fn)
+            _liveness(fi, self._call_has_effects)
+            self.funcs[fn.name] = fi
+        return fi
+
+    def _call_has_effects(self, op: Operation) -> bool:
+        name = _callee_name(op)
+        if name is None:
+            return True
+        if name in self.effects_cache:
+            return self.effects_cache[name]
+        fn = self.module.function(name)
+        if fn is None:
+            return True
+        self.effects_cache[name] = True  # recursion guard: assume effects while computing
+        fi = self._info(fn)
+        self.effects_cache[name] = fi.has_side_effects
+        return fi.has_side_effects
+
+    def _call(self, fn: Function, argv: list, taint: list, mults: list, depth: int) -> tuple[list, list]:
+        fi = self._info(fn)
+        fr = _Frame(fi)
+        for (name, _), v, t in zip(fn.arguments, argv, taint):
+            fr.env[name] = v
+            fr.level[name] = 0
+            if t:
+                fr.taint.add(name)
+        self.stack.append(fn.name)
+        ret_vals: list = []
+        ret_taint: list = []
+        blocks = _blocks_to_walk(fn.body)
+        for block in blocks:
+            term = self._block(fr, block, mults, 0, depth)
+            if term is not None and term.name in ("tt.return", "func.return") and not ret_vals:
+                ops = [fr.alias.get(o, o) for o in term.operands]
+                ret_vals = [fr.env.get(o) for o in ops]
+                ret_taint = [o in fr.taint for o in ops]
+        self.stack.pop()
+        if fi.peak is None:
+            fi.peak = _peak_live(fi, blocks[0], 0) if blocks else 0
+            self.c["peak_live_bytes"] = max(self.c["peak_live_bytes"], float(fi.peak))
+        return ret_vals, ret_taint
+
+    # -------------------------------------------------------------- blocks
+
+    def _block(self, fr: _Frame, block: Block, mults: list, floor: int, depth: int) -> Operation | None:
+        """Walk one block; returns its terminator (or tt.return) if any."""
+        live = fr.fi.live
+        term = None
+        for op in block.operations:
+            name = op.name
+            if name in TERMINATORS or name in ("tt.return", "func.return"):
+                term = op
+                continue
+            if id(op) not in live:
+                continue
+            cls = OP_CLASS.get(name)
+            if cls in _PURE_CLASSES and not op.regions:
+                self._pure(fr, op, cls, mults, floor)
+            elif cls == "load" or cls == "store":
+                self._memory(fr, op, cls, mults)
+            elif cls == "for":
+                self._for(fr, op, mults, floor, depth)
+            elif cls == "if":
+                self._if(fr, op, mults, depth)
+            elif cls == "while":
+                self._while(fr, op, mults, depth)
+            elif cls == "dot":
+                self._dot(fr, op, mults)
+            elif cls == "reduce" or cls == "scan":
+                self._reduce(fr, op, cls, mults)
+            elif cls == "atomic":
+                self._atomic(fr, op, mults)
+            elif cls == "call":
+                self._call_op(fr, op, mults, depth)
+            else:
+                self._unknown(fr, op, mults, floor, depth)
+        return term
+
+    def _operands(self, fr: _Frame, op: Operation) -> list[str]:
+        alias = fr.alias
+        return [alias.get(o, o) for o in op.operands]
+
+    def _results_opaque(self, fr: _Frame, op: Operation, level: int, tainted: bool) -> None:
+        for r in op.results:
+            fr.env[r] = None
+            fr.level[r] = level
+            if tainted:
+                fr.taint.add(r)
+
+    def _tile(self, t) -> None:
+        if isinstance(t, TensorType):
+            c = self.c
+            n = t.numel
+            if n > c["max_tensor_elems"]:
+                c["max_tensor_elems"] = float(n)
+                c["block_dim0"] = float(t.shape[0]) if t.shape else 1.0
+                c["block_dim1"] = float(t.shape[1]) if len(t.shape) > 1 else 1.0
+            if len(t.shape) > c["tensor_rank_max"]:
+                c["tensor_rank_max"] = float(len(t.shape))
+
+    # -------------------------------------------------------------- pure ops
+
+    def _pure(self, fr: _Frame, op: Operation, cls: str, mults: list, floor: int) -> None:
+        name = op.name
+        results = op.results
+        rtype = op.result_types[0] if op.result_types else None
+        self._tile(rtype)
+        if name == "arith.constant":
+            for r in results:
+                fr.env[r] = _constant_value(op, rtype)
+                fr.level[r] = 0
+                fr.const.add(r)
+            return
+        ops = self._operands(fr, op)
+        key = (name, tuple(ops), tuple(op.attributes.items()), tuple(op.properties.items()), rtype)
+        prev = fr.cse.get(key)
+        if prev is not None:
+            for r, p in zip(results, prev):
+                fr.alias[r] = p
+            return
+        fr.cse[key] = list(results)
+        fr.scopes[-1].append(key)
+        level = floor
+        tainted = False
+        all_const = bool(ops)
+        for o in ops:
+            lv = fr.level.get(o, 0)
+            level = max(level, lv)
+            if o in fr.taint:
+                tainted = True
+            if o not in fr.const:
+                all_const = False
+        value = _abstract(self, fr, op, name, ops, rtype)
+        for r in results:
+            fr.env[r] = value
+            fr.level[r] = level
+            if tainted:
+                fr.taint.add(r)
+            if all_const:
+                fr.const.add(r)
+        if all_const or cls == "free":
+            return
+        w = mults[level]
+        c = self.c
+        c["ops_total"] += w
+        if cls == "layout":
+            c["layout_ops"] += w
+            c["layout_elems"] += w * _numel(rtype)
+            return
+        n = w * _numel(rtype)
+        c[f"ew_{cls}_elems"] += n
+        # cmp classifies by what it compares, everything else by what it makes
+        t = fr.fi.types.get(ops[0]) if cls == "cmp_select" and name != "arith.select" and ops else rtype
+        if name == "arith.select" and len(ops) > 1:
+            t = fr.fi.types.get(ops[1], rtype)
+        if _is_float(t):
+            c["ew_float_elems"] += n
+        else:
+            c["ew_int_elems"] += n
+
+    # -------------------------------------------------------------- memory
+
+    def _memory(self, fr: _Frame, op: Operation, cls: str, mults: list) -> None:
+        w = mults[-1]
+        ops = self._operands(fr, op)
+        types = fr.fi.types
+        ptr = ops[0] if ops else None
+        ptype = types.get(ptr) if ptr is not None else None
+        block_ptr = isinstance(ptype, PointerType) and isinstance(ptype.pointee, TensorType)
+        if cls == "load":
+            vtype = op.result_types[0] if op.result_types else None
+            mask_name = ops[1] if len(ops) > 1 and op.name == "tt.load" else None
+        else:
+            vname = ops[1] if len(ops) > 1 else None
+            vtype = types.get(vname) if vname is not None else None
+            mask_name = ops[2] if len(ops) > 2 and op.name == "tt.store" else None
+        if vtype is None and block_ptr:
+            vtype = ptype.pointee  # type: ignore[union-attr]
+        if op.name not in ("tt.load", "tt.store"):
+            block_ptr = True  # tensor descriptors
+        self._tile(vtype)
+        mask = fr.env.get(mask_name) if mask_name is not None else None
+        if mask is not None and not isinstance(mask, S.Mask):
+            mask = None
+        if isinstance(mask, S.Mask) and isinstance(vtype, TensorType):
+            mask = S.mask_rank(mask, len(vtype.shape))
+        indirect = ptr in fr.taint if ptr is not None else False
+        self.out.accesses.append(
+            Access(
+                kind=cls,
+                weight=w,
+                elems=_numel(vtype),
+                elem_bytes=_elem_bytes(vtype) if vtype is not None else 4,
+                dtype=_dtype_class(vtype),
+                shape=tuple(vtype.shape) if isinstance(vtype, TensorType) else (),
+                masked=mask_name is not None,
+                mask=mask,
+                indirect=indirect,
+                block_ptr=block_ptr,
+            )
+        )
+        self.c["ops_total"] += w
+        # loaded values are data: anything addressed through them is indirect
+        self._results_opaque(fr, op, len(mults) - 1, True)
+
+    def _atomic(self, fr: _Frame, op: Operation, mults: list) -> None:
+        w = mults[-1]
+        ops = self._operands(fr, op)
+        vname = ops[1] if len(ops) > 1 else None
+        vtype = fr.fi.types.get(vname) if vname else (op.result_types[0] if op.result_types else None)
+        if op.name == "tt.atomic_cas" and len(ops) > 2:
+            vtype = fr.fi.types.get(ops[2], vtype)
+        self.c["atomic_ops"] += w
+        self.c["atomic_elems"] += w * _numel(vtype)
+        self.c["ops_total"] += w
+        self._results_opaque(fr, op, len(mults) - 1, True)
+
+    def _dot(self, fr: _Frame, op: Operation, mults: list) -> None:
+        w = mults[-1]
+        ops = self._operands(fr, op)
+        types = fr.fi.types
+        a = types.get(ops[0]) if ops else None
+        b = types.get(ops[1]) if len(ops) > 1 else None
+        acc = op.result_types[0] if op.result_types else None
+        self._tile(acc)
+        c = self.c
+        c["dot_ops"] += w
+        c["ops_total"] += w
+        if isinstance(a, TensorType) and isinstance(b, TensorType) and len(a.shape) >= 2 and len(b.shape) >= 2:
+            m, k = a.shape[-2], a.shape[-1]
+            n = b.shape[-1]
+            batch = 1
+            for d in a.shape[:-2]:
+                batch *= d
+            flops = 2.0 * batch * m * n * k
+            c["dot_flops"] += w * flops
+            cls = _dtype_class(a)
+            key = {"f16": "dot_flops_f16", "f32": "dot_flops_f32", "f8": "dot_flops_f8", "int": "dot_flops_int"}.get(cls)
+            if key:
+                c[key] += w * flops
+            if flops > self.best_dot:
+                self.best_dot = flops
+                c["dot_m"], c["dot_n"], c["dot_k"] = float(m), float(n), float(k)
+                c["dot_operand_bytes"] = float(_elem_bytes(a))
+                c["dot_acc_bytes"] = float(_elem_bytes(acc)) if acc is not None else 4.0
+        tainted = any(o in fr.taint for o in ops)
+        self._results_opaque(fr, op, len(mults) - 1, tainted)
+
+    def _reduce(self, fr: _Frame, op: Operation, cls: str, mults: list) -> None:
+        w = mults[-1]
+        ops = self._operands(fr, op)
+        t = fr.fi.types.get(ops[0]) if ops else None
+        axis = _int_attr(op, "axis") or 0
+        c = self.c
+        c[f"{cls}_ops"] += w
+        c[f"{cls}_elems"] += w * _numel(t) * max(1, len(ops))
+        c["ops_total"] += w
+        if isinstance(t, TensorType) and t.shape:
+            axis = axis if 0 <= axis < len(t.shape) else len(t.shape) - 1
+            c[f"{cls}_axis_len"] = max(c[f"{cls}_axis_len"], float(t.shape[axis]))
+        for rt in op.result_types:
+            self._tile(rt)
+        tainted = any(o in fr.taint for o in ops)
+        self._results_opaque(fr, op, len(mults) - 1, tainted)
+
+    def _unknown(self, fr: _Frame, op: Operation, mults: list, floor: int, depth: int) -> None:
+        w = mults[-1]
+        self.c["unknown_ops"] += w
+        self.c["ops_total"] += w
+        ops = self._operands(fr, op)
+        tainted = any(o in fr.taint for o in ops)
+        for rt in op.result_types:
+            self._tile(rt)
+        for region in op.regions:
+            for block in region.blocks[:1]:
+                for name, _ in block.arguments:
+                    fr.env[name] = None
+                    fr.level[name] = len(mults) - 1
+                self._scoped_block(fr, block, mults, len(mults) - 1, depth)
+        self._results_opaque(fr, op, len(mults) - 1, tainted)
+
+    def _scoped_block(self, fr: _Frame, block: Block, mults: list, floor: int, depth: int) -> Operation | None:
+        fr.scopes.append([])
+        term = self._block(fr, block, mults, floor, depth)
+        for key in fr.scopes.pop():
+            fr.cse.pop(key, None)
+        return term
+
+    # -------------------------------------------------------------- control flow
+
+    def _ctrl(self, v):
+        """Fix the program ids that control flow cannot average over."""
+        if type(v) is S.Aff and self.fixed:
+            vals = {s: self.fixed[s] for s in v.symbols() if s in self.fixed}
+            if vals:
+                c = v.c
+                terms = {}
+                for s, k in v.terms:
+                    if s in vals:
+                        c += k * vals[s]
+                    else:
+                        terms[s] = k
+                return S._make(c, terms)
+        return v
+
+    def _domains(self) -> dict[str, int]:
+        d = dict(self.ctrl_domains)
+        d.update(self.out.domains)
+        return d
+
+    def _for(self, fr: _Frame, op: Operation, mults: list, floor: int, depth: int) -> None:
+        ops = self._operands(fr, op)
+        w = mults[-1]
+        bounds = [_num(self._ctrl(fr.env.get(o))) for o in ops[:3]]
+        lb, ub, step = bounds + [None] * (3 - len(bounds))
+
+        def trips(lo, hi, st):
+            if lo is None or hi is None or st is None or st <= 0:
+                return None
+            return max(0, -((lo - hi) // st))
+
+        mean = S.mean_over(trips, [lb, ub, step], self._domains())
+        self.static_loops.add(id(op))
+        if mean is None:
+            mean = float(UNRESOLVED_LOOP_TRIPS)
+            self.c["unresolved_loops"] += 1
+            self.out.warnings.append(
+                f"line {op.line}: scf.for bounds not resolved; assumed {UNRESOLVED_LOOP_TRIPS} iteration(s)"
+            )
+        self.c["loop_trip_total"] += w * mean
+        self.c["loop_depth_max"] = max(self.c["loop_depth_max"], float(depth + 1))
+        body = op.regions[0].blocks[0] if op.regions and op.regions[0].blocks else None
+        inner = mults + [w * mean]
+        lvl = len(inner) - 1
+        if body is not None:
+            iv_val = None
+            if type(step) is int and lb is not None and mean > 0:
+                jname = f"j{self.nsym}"
+                self.nsym += 1
+                self.out.domains[jname] = max(1, math.ceil(mean))
+                iv_val = S.add(lb, S.scale(S.sym(jname), step))
+            args = body.arguments
+            if args:
+                fr.env[args[0][0]] = iv_val
+                fr.level[args[0][0]] = lvl
+            for k, (name, _) in enumerate(args[1:]):
+                fr.env[name] = None
+                fr.level[name] = lvl
+                init = ops[3 + k] if 3 + k < len(ops) else None
+                if init is not None and init in fr.taint:
+                    fr.taint.add(name)
+            # a loop does not raise the floor: invariant ops hoist out of it
+            term = self._scoped_block(fr, body, inner, floor, depth + 1)
+            yields = self._operands(fr, term) if term is not None else []
+        else:
+            yields = []
+        for i, r in enumerate(op.results):
+            fr.env[r] = None
+            fr.level[r] = len(mults) - 1
+            init = ops[3 + i] if 3 + i < len(ops) else None
+            if (init is not None and init in fr.taint) or (i < len(yields) and yields[i] in fr.taint):
+                fr.taint.add(r)
+
+    def _if(self, fr: _Frame, op: Operation, mults: list, depth: int) -> None:
+        ops = self._operands(fr, op)
+        w = mults[-1]
+        self.static_branches.add(id(op))
+        cond = fr.env.get(ops[0]) if ops else None
+        p: float | None
+        if type(cond) is int:
+            p = 1.0 if cond else 0.0
+        elif isinstance(cond, S.Mask) and cond.exact:
+            atoms = tuple((self._ctrl(c), s) for c, s in cond.atoms)
+            p = S.mask_fraction(S.Mask(atoms), (), self._domains())
+        else:
+            p = 0.5
+        results_by_branch = []
+        for ri, region in enumerate(op.regions[:2]):
+            share = p if ri == 0 else 1.0 - p
+            if share <= 0.0 or not region.blocks:
+                results_by_branch.append(None)
+                continue
+            inner = mults + [w * share]
+            # nothing is hoisted out of a branch (it may not run at all)
+            term = self._scoped_block(fr, region.blocks[0], inner, len(inner) - 1, depth)
+            ys = self._operands(fr, term) if term is not None else []
+            results_by_branch.append(ys)
+        taken = [ys for ys in results_by_branch if ys is not None]
+        for i, r in enumerate(op.results):
+            vals = [fr.env.get(ys[i]) if i < len(ys) else None for ys in taken]
+            fr.env[r] = vals[0] if vals and all(v == vals[0] for v in vals[1:]) else None
+            fr.level[r] = len(mults) - 1
+            if any(i < len(ys) and ys[i] in fr.taint for ys in taken):
+                fr.taint.add(r)
+
+    def _while(self, fr: _Frame, op: Operation, mults: list, depth: int) -> None:
+        ops = self._operands(fr, op)
+        w = mults[-1]
+        self.static_loops.add(id(op))
+        self.c["unresolved_loops"] += 1
+        trips = float(UNRESOLVED_LOOP_TRIPS)
+        self.out.warnings.append(
+            f"line {op.line}: scf.while trip count is data-dependent; assumed {UNRESOLVED_LOOP_TRIPS} iteration(s)"
+        )
+        self.c["loop_trip_total"] += w * trips
+        self.c["loop_depth_max"] = max(self.c["loop_depth_max"], float(depth + 1))
+        inner = mults + [w * trips]
+        lvl = len(inner) - 1
+        tainted = any(o in fr.taint for o in ops)
+        for region in op.regions[:2]:
+            if not region.blocks:
+                continue
+            block = region.blocks[0]
+            for name, _ in block.arguments:
+                fr.env[name] = None
+                fr.level[name] = lvl
+                if tainted:
+                    fr.taint.add(name)
+            self._scoped_block(fr, block, inner, lvl, depth + 1)
+        self._results_opaque(fr, op, len(mults) - 1, tainted)
+
+    def _call_op(self, fr: _Frame, op: Operation, mults: list, depth: int) -> None:
+        ops = self._operands(fr, op)
+        w = mults[-1]
+        name = _callee_name(op)
+        fn = self.module.function(name) if name else None
+        self.c["calls"] += w
+        self.c["ops_total"] += w
+        tainted_args = [o in fr.taint for o in ops]
+        if fn is None:
+            self.out.warnings.append(f"line {op.line}: call to unknown function {name!r} not costed")
+            self._results_opaque(fr, op, len(mults) - 1, any(tainted_args))
+            return
+        if name in self.stack:
+            self.out.warnings.append(f"line {op.line}: recursive call to {name!r} not costed")
+            self._results_opaque(fr, op, len(mults) - 1, any(tainted_args))
+            return
+        argv = [fr.env.get(o) for o in ops]
+        vals, taints = self._call(fn, argv, tainted_args, [w], depth)
+        for i, r in enumerate(op.results):
+            fr.env[r] = vals[i] if i < len(vals) else None
+            fr.level[r] = len(mults) - 1
+            if (i < len(taints) and taints[i]) or any(tainted_args):
+                fr.taint.add(r)
+        for rt in op.result_types:
+            self._tile(rt)
+
+
+# ---------------------------------------------------------------- abstract values
+
+
+def _num(v):
+    """int/Aff scalar or None (masks and tensors are not numbers)."""
+    return v if type(v) is int or type(v) is S.Aff else None
+
+
+def _tensor(v, rank: int):
+    if isinstance(v, S.TAff):
+        return v
+    n = _num(v)
+    if n is None:
+        return None
+    return S.TAff(n, (0,) * rank)
+
+
+def _binary_int(fn, a, b):
+    """Apply a Python integer function when both sides are known ints (scalar
+    or lane-invariant tensors)."""
+    if type(a) is int and type(b) is int:
+        return fn(a, b)
+    if isinstance(a, S.TAff) and isinstance(b, S.TAff):
+        if type(a.c) is int and type(b.c) is int and not any(a.strides) and not any(b.strides):
+            r = fn(a.c, b.c)
+            return None if r is None else S.TAff(r, a.strides)
+    return None
+
+
+def _divs(a, b):
+    if b == 0:
+        return None
+    q = abs(a) // abs(b)
+    return q if (a >= 0) == (b > 0) else -q
+
+
+def _rems(a, b):
+    if b == 0:
+        return None
+    r = abs(a) % abs(b)
+    return r if a >= 0 else -r
+
+
+_INT_FNS = {
+    "arith.divsi": _divs,
+    "arith.divui": lambda a, b: None if b == 0 else a // b,
+    "arith.ceildivsi": lambda a, b: None if b == 0 else -((-a) // b),
+    "arith.ceildivui": lambda a, b: None if b == 0 else -((-a) // b),
+    "arith.floordivsi": lambda a, b: None if b == 0 else a // b,
+    "arith.remsi": _rems,
+    "arith.remui": lambda a, b: None if b == 0 else a % b,
+    "arith.minsi": min,
+    "arith.minui": min,
+    "arith.maxsi": max,
+    "arith.maxui": max,
+    "arith.shli": lambda a, b: a << b if 0 <= b < 64 else None,
+    "arith.shrsi": lambda a, b: a >> b if 0 <= b < 64 else None,
+    "arith.shrui": lambda a, b: a >> b if 0 <= b < 64 and a >= 0 else None,
+    "arith.ori": lambda a, b: a | b,
+    "arith.xori": lambda a, b: a ^ b,
+}
+
+_IDENTITY_CASTS = frozenset(
+    {"arith.extsi", "arith.extui", "arith.index_cast", "arith.index_castui", "arith.bitcast", "ttg.convert_layout"}
+)
+
+
+def _cmp_int(pred: str, a: int, b: int) -> int:
+    if pred == "eq":
+        return int(a == b)
+    if pred == "ne":
+        return int(a != b)
+    if pred in ("slt", "ult"):
+        return int(a < b)
+    if pred in ("sle", "ule"):
+        return int(a <= b)
+    if pred in ("sgt", "ugt"):
+        return int(a > b)
+    return int(a >= b)
+
+
+def _abstract(ev: Evaluator, fr: _Frame, op: Operation, name: str, ops: list[str], rtype):
+    """Abstract value of a pure op's (first) result."""
+    env = fr.env
+    vals = [env.get(o) for o in ops]
+    rank = len(rtype.shape) if isinstance(rtype, TensorType) else 0
+    if name == "arith.addi" or name == "arith.subi":
+        if len(vals) != 2:
+            return None
+        a, b = vals
+        sign = 1 if name == "arith.addi" else -1
+        if isinstance(a, S.TAff) or isinstance(b, S.TAff):
+            ta, tb = _tensor(a, rank), _tensor(b, rank)
+            return None if ta is None or tb is None else S.t_add(ta, tb, sign)
+        a, b = _num(a), _num(b)
+        return S.add(a, S.scale(b, sign))
+    if name == "arith.muli":
+        if len(vals) != 2:
+            return None
+        a, b = vals
+        if isinstance(a, S.TAff) or isinstance(b, S.TAff):
+            ta, tb = _tensor(a, rank), _tensor(b, rank)
+            return None if ta is None or tb is None else S.t_mul(ta, tb)
+        return S.mul(_num(a), _num(b))
+    if name == "tt.make_range":
+        start = _int_attr(op, "start") or 0
+        return S.TAff(start, (1,))
+    if name == "tt.splat":
+        v = vals[0] if vals else None
+        if isinstance(v, S.Mask):
+            return S.mask_rank(v, rank)
+        n = _num(v)
+        return None if n is None else S.TAff(n, (0,) * rank)
+    if name == "tt.get_program_id":
+        axis = _axis_of_pid_op(op)
+        ev.out.pid_axes.add(axis)
+        return S.sym(f"p{axis}")
+    if name == "tt.get_num_programs":
+        axis = _axis_of_pid_op(op)
+        return ev.grid_known[axis]
+    if name == "tt.expand_dims":
+        v = vals[0] if vals else None
+        axis = _int_attr(op, "axis") or 0
+        if isinstance(v, S.TAff):
+            return S.TAff(v.c, v.strides[:axis] + (0,) + v.strides[axis:])
+        if isinstance(v, S.Mask):
+            return S.mask_expand(v, axis)
+        return None
+    if name == "tt.broadcast":
+        v = vals[0] if vals else None
+        src = fr.fi.types.get(ops[0]) if ops else None
+        if isinstance(v, S.TAff) and isinstance(src, TensorType) and len(src.shape) == rank:
+            return S.TAff(v.c, tuple(0 if d == 1 else s for d, s in zip(src.shape, v.strides)))
+        if isinstance(v, S.Mask):
+            return v
+        return None
+    if name in _IDENTITY_CASTS:
+        v = vals[0] if vals else None
+        if isinstance(v, S.Mask):
+            return v if rank and isinstance(rtype, TensorType) and _elem_bytes(rtype) == 1 else None
+        return v
+    if name == "arith.trunci":
+        v = vals[0] if vals else None
+        bits = _elem(rtype).bits if isinstance(_elem(rtype), ScalarType) else 0
+        if type(v) is int and bits:
+            v &= (1 << bits) - 1
+            return v - (1 << bits) if bits > 1 and v >= 1 << (bits - 1) else v
+        return v if bits > 1 else None
+    if name == "arith.cmpi":
+        pred = _predicate(op)
+        if pred is None or len(vals) != 2:
+            return None
+        a, b = vals
+        if type(a) is int and type(b) is int:
+            return _cmp_int(pred, a, b)
+        if pred in ("eq", "ne"):
+            r = _binary_int(lambda x, y: _cmp_int(pred, x, y), a, b)
+            return S.Mask(()) if r == 1 else (S.Mask(((1, ()),)) if r == 0 else None) if isinstance(r, int) else None
+        ta, tb = _tensor(a, rank), _tensor(b, rank)
+        if ta is None or tb is None:
+            return None
+        m = S.compare(pred, ta, tb)
+        if m is not None and rank == 0 and m.exact:
+            if not m.atoms:
+                return 1
+            if len(m.atoms) == 1 and m.atoms[0] == (1, ()):
+                return 0
+        return m
+    if name == "arith.andi":
+        if len(vals) != 2:
+            return None
+        a, b = vals
+        if isinstance(a, S.Mask) or isinstance(b, S.Mask):
+            ma = a if isinstance(a, S.Mask) else (S.Mask(()) if a == 1 else None)
+            mb = b if isinstance(b, S.Mask) else (S.Mask(()) if b == 1 else None)
+            if a == 0 or b == 0:
+                return 0 if rank == 0 else S.Mask(((1, ()),))
+            return S.mask_and(ma, mb)
+        if type(a) is int and type(b) is int:
+            return a & b
+        return _binary_int(lambda x, y: x & y, a, b)
+    if name == "arith.select":
+        if len(vals) == 3 and type(vals[0]) is int:
+            return vals[1] if vals[0] else vals[2]
+        if len(vals) == 3 and vals[1] == vals[2]:
+            return vals[1]
+        return None
+    fn = _INT_FNS.get(name)
+    if fn is not None and len(vals) == 2:
+        return _binary_int(fn, vals[0], vals[1])
+    return None
+
+
+# ---------------------------------------------------------------- register pressure
+
+
+def _uses(op: Operation, out: list) -> None:
+    out.extend(op.operands)
+    for region in op.regions:
+        for block in region.blocks[:1]:
+            for inner in block.operations:
+                _uses(inner, out)
+
+
+def _peak_live(fi: FuncInfo, block: Block, outer: int) -> int:
+    """Largest sum of bytes of simultaneously live tensor values while ``block``
+    runs, plus ``outer`` (what enclosing blocks keep alive meanwhile)."""
+    live = fi.live
+    ops = [op for op in block.operations if id(op) in live or op.name in TERMINATORS]
+    last: dict[str, int] = {}
+    for i, op in enumerate(ops):
+        used: list[str] = []
+        _uses(op, used)
+        for v in used:
+            last[v] = i
+    types = fi.types
+    running = outer
+    dies: dict[int, int] = {}
+    for name, t in block.arguments:
+        b = _value_bytes(t)
+        if b:
+            running += b
+            j = last.get(name, -1)
+            dies[j] = dies.get(j, 0) + b
+    running -= dies.pop(-1, 0)
+    peak = running
+    for i, op in enumerate(ops):
+        for region in op.regions:
+            for inner in region.blocks[:1]:
+                peak = max(peak, _peak_live(fi, inner, running))
+        for r in op.results:
+            b = _value_bytes(types.get(r))
+            if b:
+                running += b
+                j = last.get(r, i)
+                dies[j] = dies.get(j, 0) + b
+        peak = max(peak, running)
+        running -= dies.pop(i, 0)
+    return peak

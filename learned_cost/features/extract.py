@@ -1,0 +1,267 @@
+"""TTIR text + bindings + grid + options -> :class:`FeatureVector`.
+
+``extract_features`` is the one entry point. It parses the text (or takes a
+parsed :class:`~learned_cost.ttir.ir.Module`), evaluates it with the bindings
+(``learned_cost.features.evaluate``), settles the launch grid, turns the
+recorded masked accesses into active-lane fractions and assembles every
+feature of ``learned_cost.features.schema`` in order.
+
+Grid, in this order of precedence (``FeatureVector.grid_source``):
+
+1. ``item``: the ``grid`` argument (an int or 1-3 ints);
+2. ``bindings``: ``num_programs_x/y/z``; unbound axes are inferred as below,
+   else 1;
+3. ``inferred``: from store masks (load masks when no store is masked) of the
+   form ``pid * BLOCK + arange(0, BLOCK) < N``: ``ceil(N / BLOCK)`` programs on
+   the axis of that program id; 2-D tiles give one axis each;
+4. ``default``: 1 program, with a warning.
+
+Masked accesses: ``load_bytes`` / ``store_bytes`` count only active lanes,
+averaged over every program of the grid and every loop iteration (so
+``total_load_bytes`` is the exact launch total for the usual tail-masked
+kernels). A ``pid_*`` binding does not narrow this average; it only fixes
+control flow (loop bounds, branches) when the grid is not known before
+evaluation. ``load_elems`` / ``store_elems`` count whole tiles, masked lanes
+included. A mask that cannot be analysed counts as all-active.
+
+Errors: only ``TTIRParseError`` (bad text), ``BindingError`` (bad bindings)
+and :class:`FeatureError` (any other bad input, e.g. a negative grid) leave
+this module.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+
+from ..ttir.ir import Module
+from . import symbolic as S
+from .bindings import BindingError, Bindings, parse_bindings
+from .errors import FeatureError
+from .evaluate import Evaluation, Evaluator
+from .schema import FeatureVector, feature_names
+
+__all__ = ["FeatureError", "extract_features", "normalize_grid_arg"]
+
+GRID_SOURCES = {"item": 0, "bindings": 1, "inferred": 2, "default": 3}
+DEFAULT_OPTIONS = {"num_warps": 4, "num_stages": 3, "multibuffer": 0}
+
+
+def _as_int(what: str, v: object) -> int:
+    if isinstance(v, bool):
+        raise FeatureError(f"{what}: boolean {v!r} is not an integer")
+    if isinstance(v, int):
+        return int(v)
+    if hasattr(v, "__index__") and not isinstance(v, (str, bytes, float)):
+        return int(v.__index__())  # numpy integers
+    if isinstance(v, float) and v.is_integer():
+        return int(v)
+    if isinstance(v, str) and v.strip().lstrip("+-").isdigit():
+        return int(v.strip())
+    raise FeatureError(f"{what}: {v!r} is not an integer")
+
+
+def normalize_grid_arg(grid: object) -> tuple[int, int, int] | None:
+    """``None``, an int, or 1-3 ints (each >= 1) -> (x, y, z)."""
+    if grid is None:
+        return None
+    if isinstance(grid, (str, bytes)) or not isinstance(grid, (int, Sequence)) and not hasattr(grid, "__index__"):
+        raise FeatureError(f"grid must be an int or 1-3 ints, got {grid!r}")
+    dims = [grid] if not isinstance(grid, Sequence) else list(grid)
+    if not 1 <= len(dims) <= 3:
+        raise FeatureError(f"grid must have 1 to 3 dimensions, got {len(dims)}: {grid!r}")
+    out = []
+    for i, d in enumerate(dims):
+        n = _as_int(f"grid[{i}]", d)
+        if n < 1:
+            raise FeatureError(f"grid[{i}] must be >= 1, got {n}")
+        out.append(n)
+    while len(out) < 3:
+        out.append(1)
+    return (out[0], out[1], out[2])
+
+
+def _normalize_options(options: object) -> dict[str, int]:
+    opts = dict(DEFAULT_OPTIONS)
+    if options is None:
+        return opts
+    if not isinstance(options, Mapping):
+        raise FeatureError(f"options must be a mapping, got {type(options).__name__}")
+    for key in DEFAULT_OPTIONS:
+        if key not in options or options[key] is None:
+            continue
+        v = options[key]
+        if key == "multibuffer" and isinstance(v, bool):
+            opts[key] = int(v)
+            continue
+        n = _as_int(f"option {key}", v)
+        if n < 0:
+            raise FeatureError(f"option {key} must be >= 0, got {n}")
+        opts[key] = n
+    return opts
+
+
+def _parse(ttir: object) -> Module:
+    if isinstance(ttir, Module):
+        return ttir
+    if isinstance(ttir, bytes):
+        try:
+            ttir = ttir.decode("utf-8")
+        except UnicodeDecodeError as e:
+            raise FeatureError(f"ttir bytes are not UTF-8: {e}") from None
+    if not isinstance(ttir, str):
+        raise FeatureError(f"ttir must be TTIR text or a parsed Module, got {type(ttir).__name__}")
+    from ..ttir.parser import parse_ttir
+
+    return parse_ttir(ttir)
+
+
+def _infer_grid(ev: Evaluation) -> dict[int, int]:
+    """Programs per axis implied by masks (store masks first)."""
+    pid_syms = {"p0": 0, "p1": 1, "p2": 2}
+    for kind in ("store", "load"):
+        hints: dict[int, int] = {}
+        for acc in ev.accesses:
+            if acc.kind != kind or acc.mask is None:
+                continue
+            for atom in acc.mask.atoms:
+                got = S.infer_programs(atom, pid_syms)
+                if got is not None:
+                    axis, n = got
+                    hints[axis] = max(hints.get(axis, 0), n)
+        if hints:
+            return hints
+    return {}
+
+
+def _resolve_grid(
+    item_grid: tuple[int, int, int] | None, b: Bindings, ev: Evaluation, warnings: list[str]
+) -> tuple[tuple[int, int, int], str]:
+    if item_grid is not None:
+        return item_grid, "item"
+    hints = _infer_grid(ev)
+    if any(n is not None for n in b.num_programs):
+        g = tuple(b.num_programs[a] if b.num_programs[a] is not None else hints.get(a, 1) for a in range(3))
+        return (g[0], g[1], g[2]), "bindings"
+    if hints:
+        g = tuple(hints.get(a, 1) for a in range(3))
+        missing = sorted(a for a in ev.pid_axes if a not in hints)
+        if missing:
+            axes = ", ".join("xyz"[a] for a in missing)
+            warnings.append(f"grid on axis {axes} not inferable from masks; assumed 1")
+        return (g[0], g[1], g[2]), "inferred"
+    warnings.append("no grid given, no num_programs bindings and no mask to infer it from; assumed 1 program")
+    return (1, 1, 1), "default"
+
+
+def _memory_features(ev: Evaluation, grid: tuple[int, int, int]) -> dict[str, float]:
+    domains = dict(ev.domains)
+    domains.update({"p0": grid[0], "p1": grid[1], "p2": grid[2]})
+    cache: dict[tuple, float] = {}
+    v = dict.fromkeys(
+        (
+            "load_ops", "store_ops", "load_bytes", "store_bytes", "load_elems", "store_elems",
+            "masked_load_ops", "masked_store_ops", "indirect_load_ops", "indirect_load_bytes",
+            "indirect_store_ops", "block_ptr_ops",
+        ),
+        0.0,
+    )
+    frac_sum = {"load": 0.0, "store": 0.0}
+    raw_bytes = {"load": 0.0, "store": 0.0}
+    by_dtype = {"f32": 0.0, "f16": 0.0, "f8": 0.0, "int": 0.0, "other": 0.0}
+    for acc in ev.accesses:
+        frac = 1.0
+        if acc.mask is not None and acc.shape:
+            key = (acc.mask, acc.shape)
+            frac = cache.get(key, -1.0)
+            if frac < 0.0:
+                frac = S.mask_fraction(acc.mask, acc.shape, domains)
+                cache[key] = frac
+        w = acc.weight
+        full = w * acc.elems * acc.elem_bytes
+        active = full * frac
+        k = acc.kind
+        v[f"{k}_ops"] += w
+        v[f"{k}_elems"] += w * acc.elems
+        v[f"{k}_bytes"] += active
+        raw_bytes[k] += full
+        frac_sum[k] += w * frac
+        by_dtype[acc.dtype] += active
+        if acc.masked:
+            v[f"masked_{k}_ops"] += w
+        if acc.indirect:
+            v[f"indirect_{k}_ops"] += w
+            if k == "load":
+                v["indirect_load_bytes"] += active
+        if acc.block_ptr:
+            v["block_ptr_ops"] += w
+    for k in ("load", "store"):
+        ops = v[f"{k}_ops"]
+        v[f"{k}_active_fraction"] = frac_sum[k] / ops if ops > 0 else 1.0
+        elems = v[f"{k}_elems"]
+        v[f"{k}_elem_bytes"] = raw_bytes[k] / elems if elems > 0 else 0.0
+    total = sum(by_dtype.values())
+    for name in ("f32", "f16", "f8", "int"):
+        v[f"frac_bytes_{name}"] = by_dtype[name] / total if total > 0 else 0.0
+    return v
+
+
+def extract_features(
+    ttir: str | Module,
+    bindings: str | Mapping | Bindings | None = None,
+    grid: object = None,
+    options: Mapping | None = None,
+    cores: int = 1,
+) -> FeatureVector:
+    """Features of one kernel launch (see ``learned_cost.features.schema``).
+
+    ``ttir``: TTIR text (raw or optimized) or a parsed module; ``bindings``:
+    ``"arg3=98432,pid_x=0"``, a mapping or :class:`Bindings`; ``grid``: launch
+    grid (int or 1-3 ints); ``options``: ``num_warps``, ``num_stages``,
+    ``multibuffer``; ``cores``: parallel cores of the target, for ``waves``.
+    """
+    b = parse_bindings(bindings)
+    n_cores = _as_int("cores", cores)
+    if n_cores < 1:
+        raise FeatureError(f"cores must be >= 1, got {n_cores}")
+    item_grid = normalize_grid_arg(grid)
+    opts = _normalize_options(options)
+    module = _parse(ttir)
+
+    grid_known = item_grid if item_grid is not None else b.num_programs
+    try:
+        ev = Evaluator(module, b.args, b.pid, tuple(grid_known)).run()
+    except (BindingError, FeatureError):
+        raise
+    except RecursionError:
+        raise FeatureError("ttir nests regions or calls too deeply to evaluate") from None
+    except Exception as e:  # noqa: BLE001 - the contract: bad input never escapes as anything else
+        raise FeatureError(f"ttir could not be evaluated ({type(e).__name__}: {e})") from None
+    warnings = list(ev.warnings)
+    g, source = _resolve_grid(item_grid, b, ev, warnings)
+    programs = g[0] * g[1] * g[2]
+
+    values: dict[str, float] = dict(ev.counts)
+    values.update(_memory_features(ev, g))
+    values.update(
+        programs=float(programs),
+        grid_x=float(g[0]),
+        grid_y=float(g[1]),
+        grid_z=float(g[2]),
+        grid_source=float(GRID_SOURCES[source]),
+        cores=float(n_cores),
+        waves=float(math.ceil(programs / n_cores)),
+        num_warps=float(opts["num_warps"]),
+        num_stages=float(opts["num_stages"]),
+        multibuffer=float(1 if opts["multibuffer"] else 0),
+    )
+    values["total_load_bytes"] = values["load_bytes"] * programs
+    values["total_store_bytes"] = values["store_bytes"] * programs
+    values["total_bytes"] = values["total_load_bytes"] + values["total_store_bytes"]
+    values["total_dot_flops"] = values["dot_flops"] * programs
+    values["total_ew_elems"] = values["ew_total_elems"] * programs
+    values["arith_intensity"] = (values["dot_flops"] + values["ew_total_elems"]) / max(
+        1.0, values["load_bytes"] + values["store_bytes"]
+    )
+    ordered = {name: float(values.get(name, 0.0)) for name in feature_names()}
+    return FeatureVector(values=ordered, warnings=warnings, grid=g, grid_source=source)
