@@ -79,7 +79,9 @@ def _set_axis(triple: list[int | None], axis: int, key: str, value: int, what: s
 
 def _pairs_from_text(text: str) -> list[tuple[str, str]]:
     pairs = []
-    for part in re.split(r"[,;\s]+", text.strip()):
+    # "3 = 10" and "3=10" are the same pair; pairs are separated by , ; or blanks
+    text = re.sub(r"\s*=\s*", "=", text.strip())
+    for part in re.split(r"[,;\s]+", text):
         if not part:
             continue
         if "=" not in part:
