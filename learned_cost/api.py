@@ -57,14 +57,19 @@ import math
 import os
 import threading
 import warnings
-from collections.abc import Mapping
+from collections.abc import Hashable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field, replace
-from typing import Any, Hashable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
 
-from .cache import LRUCache, PredictionCache, canonical_json, prediction_key
+from .cache import LRUCache, PredictionCache, prediction_key
 from .features.schema import FeatureVector
-from .hardware.profile import HardwareProfile, ProfileError, UnknownHardwareError, resolve_hardware
+from .hardware.profile import (
+    HardwareProfile,
+    ProfileError,
+    UnknownHardwareError,
+    resolve_hardware,
+)
 from .models.select import FORCE_VALUES, ModelUnavailableError, select_model
 
 INF = math.inf
@@ -129,6 +134,8 @@ _cache: PredictionCache | None = None
 # Exact-input cache: raw item values -> (latency, model, hardware, features, warnings).
 # It skips location stripping, hashing and profile resolution on repeated calls.
 _raw = LRUCache(8192)
+# Parsed modules by location-stripped TTIR digest (parsing dominates an uncached call).
+_modules = LRUCache(256)
 
 
 def _prediction_cache() -> PredictionCache:
@@ -148,6 +155,7 @@ def clear_caches() -> None:
     with _STATE_LOCK:
         _cache = None
     _raw.clear()
+    _modules.clear()
     clear_model_cache()
 
 
@@ -290,7 +298,12 @@ def _predict(item: Mapping, config: Any, model_dir: Any) -> Prediction:
     except (UnknownHardwareError, ProfileError) as e:
         raise _ItemError(str(e)) from None
 
-    from .features import BindingError, canonical_bindings, extract_features, parse_bindings
+    from .features import (
+        BindingError,
+        canonical_bindings,
+        extract_features,
+        parse_bindings,
+    )
     from .ttir.normalize import ttir_digest
 
     try:
@@ -306,13 +319,15 @@ def _predict(item: Mapping, config: Any, model_dir: Any) -> Prediction:
         raise _ItemError(str(e)) from None
 
     cache = _prediction_cache()
-    key = prediction_key(ttir_digest(ttir), canon, grid, options, profile.digest, model.digest)
+    digest = ttir_digest(ttir)
+    key = prediction_key(digest, canon, grid, options, profile.digest, model.digest)
     latency = cache.get(key)
     if latency is not None:
         return Prediction(config, latency, model.name, profile.name, None, [], None, True)
 
     try:
-        fv = extract_features(ttir, bindings=bindings, grid=grid, options=options or None, cores=profile.cores)
+        module = _parsed_module(digest, ttir)
+        fv = extract_features(module, bindings=bindings, grid=grid, options=options or None, cores=profile.cores)
     except Exception as e:
         raise _ItemError(_describe_feature_error(e)) from None
     notes = list(fv.warnings)
@@ -322,6 +337,18 @@ def _predict(item: Mapping, config: Any, model_dir: Any) -> Prediction:
     if raw_key is not None:
         _raw.put(raw_key, (latency, model_name, profile.name, fv, tuple(notes)))
     return Prediction(config, latency, model_name, profile.name, fv, notes, None, False)
+
+
+def _parsed_module(digest: str, ttir: str) -> Any:
+    """The parsed TTIR, shared by items whose text differs at most in
+    locations (many configs x bindings share one text in an autotuner)."""
+    module = _modules.get(digest)
+    if module is None:
+        from .ttir.parser import parse_ttir
+
+        module = parse_ttir(ttir)
+        _modules.put(digest, module)
+    return module
 
 
 def _describe_feature_error(e: Exception) -> str:

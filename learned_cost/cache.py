@@ -27,8 +27,9 @@ import os
 import tempfile
 import threading
 from collections import OrderedDict
+from collections.abc import Hashable, Mapping
 from pathlib import Path
-from typing import Any, Hashable, Mapping
+from typing import Any
 
 DEFAULT_MAXSIZE = 65536
 

@@ -26,8 +26,9 @@ import json
 import math
 import os
 import sys
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
 PROG = "learned-cost"
 PLUGIN_MODULES = ("learned_cost.collect.cli", "learned_cost.train.cli", "learned_cost.autotune.cli")
@@ -166,7 +167,7 @@ def cmd_predict(args: argparse.Namespace) -> int:
         print(f"{'config':<{width}}  {'latency_us':>12}  {'model':<9} {'hardware':<12} notes")
         for p in rows:
             note = p.error or "; ".join(p.warnings)
-            print(f"{str(p.config):<{width}}  {_fmt_latency(p.latency_us):>12}  {p.model:<9} {p.hardware:<12} {note}")
+            print(f"{p.config!s:<{width}}  {_fmt_latency(p.latency_us):>12}  {p.model:<9} {p.hardware:<12} {note}")
     if failed:
         sys.stderr.write(f"{PROG}: error: {len(failed)} of {len(preds)} items could not be predicted: {failed[0].error}\n")
         return 1
@@ -216,7 +217,7 @@ def cmd_hardware_list(args: argparse.Namespace) -> int:
         p = load_profile(name)
         mark = "*" if name == default else " "
         print(f"{mark} {name:<12} {p.vendor:<7} {p.cores:>4} {p.core_kind:<16} {p.clock_mhz:>6g} MHz  {p.description}")
-    print(f"(* = default when an item names no hardware)")
+    print("(* = default when an item names no hardware)")
     return 0
 
 

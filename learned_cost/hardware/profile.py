@@ -37,9 +37,10 @@ import math
 import os
 import re
 import threading
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any
 
 PROFILE_DIR = Path(__file__).resolve().parent
 SCHEMA_PATH = PROFILE_DIR / "profile.schema.json"

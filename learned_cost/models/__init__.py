@@ -7,9 +7,19 @@
 * ``select.select_model``: which of them predicts for a profile.
 """
 
-from .analytic import AnalyticBreakdown, AnalyticModel, analytic_breakdown, analytic_latency_us
+from .analytic import (
+    AnalyticBreakdown,
+    AnalyticModel,
+    analytic_breakdown,
+    analytic_latency_us,
+)
 from .base import CostModel
-from .select import ModelUnavailableError, clear_model_cache, find_model_folder, select_model
+from .select import (
+    ModelUnavailableError,
+    clear_model_cache,
+    find_model_folder,
+    select_model,
+)
 
 __all__ = [
     "AnalyticBreakdown",

@@ -49,8 +49,8 @@ bytes, element counts and FLOPs, and in ``programs``.
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass
-from typing import Sequence
 
 import numpy as np
 
@@ -111,7 +111,7 @@ def _padded(x: float, tile: int) -> float:
 def analytic_breakdown(features: FeatureVector, profile: HardwareProfile) -> AnalyticBreakdown:
     """All terms of the roofline estimate (formulas in the module docstring)."""
     f = features
-    g = lambda name: _get(f, name)  # noqa: E731
+    g = lambda name: _get(f, name)
     clock = profile.clock_mhz  # cycles per µs
 
     programs = g("programs")

@@ -7,7 +7,13 @@ import threading
 
 import pytest
 
-from learned_cost.cache import DiskCache, LRUCache, PredictionCache, default_cache_dir, prediction_key
+from learned_cost.cache import (
+    DiskCache,
+    LRUCache,
+    PredictionCache,
+    default_cache_dir,
+    prediction_key,
+)
 from learned_cost.ttir.normalize import ttir_digest
 
 TTIR = 'module {\n  tt.func public @k(%arg0: i32) {\n    tt.return loc(#loc1)\n  } loc(#loc)\n}\n#loc = loc("a.py":1:0)\n#loc1 = loc("a.py":2:4)\n'

@@ -7,7 +7,12 @@ import warnings
 import pytest
 
 from learned_cost.hardware import load_profile
-from learned_cost.models import AnalyticModel, ModelUnavailableError, clear_model_cache, select_model
+from learned_cost.models import (
+    AnalyticModel,
+    ModelUnavailableError,
+    clear_model_cache,
+    select_model,
+)
 from learned_cost.models.select import find_model_folder
 
 
