@@ -122,10 +122,17 @@ def predict_launches(
     out = [math.inf] * len(launches)
     if not items:
         return out
-    try:
-        result = predictor(items)
-    except Exception as e:  # fail open: the caller benchmarks everything
-        warnings.warn(f"learned_cost: cost model failed ({type(e).__name__}: {e}); no pruning", RuntimeWarning, stacklevel=2)
+    # The cost model warns per item (estimates, unusable items); an autotuner
+    # ranking dozens of configs reports one summary instead.
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        try:
+            result = predictor(items)
+        except Exception as e:  # noqa: BLE001 - fail open: the caller benchmarks everything
+            result = e
+    if isinstance(result, Exception):
+        warnings.warn(f"learned_cost: cost model failed ({type(result).__name__}: {result}); no pruning",
+                      RuntimeWarning, stacklevel=2)
         return out
     if not isinstance(result, Mapping):
         warnings.warn(f"learned_cost: predictor returned {type(result).__name__}, expected a mapping", RuntimeWarning, stacklevel=2)
@@ -137,6 +144,11 @@ def predict_launches(
             except (TypeError, ValueError):
                 continue
             out[cfg] = v if math.isfinite(v) and v >= 0 else math.inf
+    missing = sum(1 for la, v in zip(launches, out) if la is not None and not math.isfinite(v))
+    if missing:
+        first = next((str(w.message) for w in caught), "no finite prediction")
+        warnings.warn(f"learned_cost: {missing} of {len(items)} configs not predicted ({first})",
+                      RuntimeWarning, stacklevel=2)
     return out
 
 
