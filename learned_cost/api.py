@@ -225,6 +225,24 @@ def _freeze(v: Any) -> Hashable:
 def predict_item(item: Any, *, model_dir: str | os.PathLike | None = None) -> Prediction:
     """Evaluate one item; never raises and issues no warnings (they are
     returned in the ``Prediction``). See the module docstring for keys."""
+    return _finish_safe([_prepare(item, model_dir)])[0]
+
+
+@dataclass
+class _Pending:
+    """An item whose features are known and whose model has yet to run."""
+
+    config: Any
+    key: str
+    raw_key: Hashable | None
+    features: FeatureVector
+    model: Any
+    profile: HardwareProfile
+
+
+def _prepare(item: Any, model_dir: Any) -> Prediction | _Pending:
+    """Validate, look up the caches, extract features: a final Prediction
+    (error or cache hit) or a _Pending for the model."""
     if not isinstance(item, Mapping):
         return Prediction(None, INF, error=f"item must be a dict with 'config' and 'ttir', got {type(item).__name__}")
     config = item.get("config")
@@ -235,10 +253,10 @@ def predict_item(item: Any, *, model_dir: str | os.PathLike | None = None) -> Pr
     except TypeError:
         return Prediction(None, INF, error=f"config must be hashable, got {type(config).__name__} {config!r}")
     try:
-        return _predict(item, config, model_dir)
+        return _prepare_checked(item, config, model_dir)
     except _ItemError as e:
         return Prediction(config, INF, error=str(e))
-    except Exception as e:  # the contract: an autotuner can call blindly
+    except Exception as e:  # noqa: BLE001 - the contract: an autotuner can call blindly
         return Prediction(config, INF, error=f"{type(e).__name__}: {e}")
 
 
@@ -269,7 +287,7 @@ def _raw_key(item: Mapping, model_dir: Any) -> Hashable | None:
         return None
 
 
-def _predict(item: Mapping, config: Any, model_dir: Any) -> Prediction:
+def _prepare_checked(item: Mapping, config: Any, model_dir: Any) -> Prediction | _Pending:
     ttir = item.get("ttir")
     if isinstance(ttir, bytes):
         try:
@@ -328,15 +346,59 @@ def _predict(item: Mapping, config: Any, model_dir: Any) -> Prediction:
     try:
         module = _parsed_module(digest, ttir)
         fv = extract_features(module, bindings=bindings, grid=grid, options=options or None, cores=profile.cores)
-    except Exception as e:
+    except Exception as e:  # noqa: BLE001 - reported as the item's error
         raise _ItemError(_describe_feature_error(e)) from None
-    notes = list(fv.warnings)
-    latency, model_name, more = _run_model(model, fv, profile)
-    notes += more
-    cache.put(key, latency)
-    if raw_key is not None:
-        _raw.put(raw_key, (latency, model_name, profile.name, fv, tuple(notes)))
-    return Prediction(config, latency, model_name, profile.name, fv, notes, None, False)
+    return _Pending(config, key, raw_key, fv, model, profile)
+
+
+def _finish_safe(prepared: Sequence[Prediction | _Pending]) -> list[Prediction]:
+    """``_finish``, item by item if the batch fails: never raises."""
+    try:
+        return _finish(prepared)
+    except Exception:  # noqa: BLE001 - isolate the item that breaks
+        out = []
+        for p in prepared:
+            try:
+                out.append(_finish([p])[0])
+            except Exception as e:  # noqa: BLE001
+                out.append(Prediction(p.config, INF, error=f"{type(e).__name__}: {e}"))
+        return out
+
+
+def _finish(prepared: Sequence[Prediction | _Pending]) -> list[Prediction]:
+    """Run the models on the pending items, batched per (model, profile),
+    and store the results in the caches; order is kept."""
+    out: list[Prediction | None] = [p if isinstance(p, Prediction) else None for p in prepared]
+    groups: dict[tuple[int, str], list[int]] = {}
+    for i, p in enumerate(prepared):
+        if isinstance(p, _Pending):
+            groups.setdefault((id(p.model), p.profile.digest), []).append(i)
+    for idx in groups.values():
+        first = prepared[idx[0]]
+        assert isinstance(first, _Pending)
+        try:
+            values = [float(v) for v in first.model.predict_many([prepared[i].features for i in idx], first.profile)]
+            if len(values) != len(idx):
+                raise ValueError(f"predict_many returned {len(values)} values for {len(idx)} items")
+            problem = None
+        except Exception as e:  # noqa: BLE001 - a broken model must not stop predictions
+            values = [math.nan] * len(idx)
+            problem = f"model {first.model.name} failed ({type(e).__name__}: {e})"
+        for i, v in zip(idx, values):
+            p = prepared[i]
+            notes = list(p.features.warnings)
+            model_name = p.model.name
+            if not (math.isfinite(v) and v > 0):
+                from .models.analytic import analytic_latency_us
+
+                why = problem or f"model {model_name} predicted {v!r}"
+                notes.append(f"{why}; used the analytic model")
+                v, model_name = analytic_latency_us(p.features, p.profile), "analytic"
+            _prediction_cache().put(p.key, v)
+            if p.raw_key is not None:
+                _raw.put(p.raw_key, (v, model_name, p.profile.name, p.features, tuple(notes)))
+            out[i] = Prediction(p.config, v, model_name, p.profile.name, p.features, notes, None, False)
+    return out  # type: ignore[return-value]
 
 
 def _parsed_module(digest: str, ttir: str) -> Any:
@@ -360,21 +422,6 @@ def _describe_feature_error(e: Exception) -> str:
     if kind == "FeatureError":
         return f"features could not be evaluated: {e}"
     return f"features could not be evaluated ({kind}: {e})"
-
-
-def _run_model(model: Any, fv: FeatureVector, profile: HardwareProfile) -> tuple[float, str, list[str]]:
-    """Predict; a model failure or a non-finite answer falls back to the
-    analytic model with a note (the analytic model is finite and > 0)."""
-    from .models.analytic import analytic_latency_us
-
-    try:
-        v = float(model.predict(fv, profile))
-        if math.isfinite(v) and v > 0:
-            return v, model.name, []
-        why = f"model {model.name} predicted {v!r}"
-    except Exception as e:
-        why = f"model {model.name} failed ({type(e).__name__}: {e})"
-    return analytic_latency_us(fv, profile), "analytic", [f"{why}; used the analytic model"]
 
 
 # --- public API ---------------------------------------------------------------
@@ -416,14 +463,18 @@ def predict_items(items: Sequence[Any], *, workers: Any = None, model_dir: Any =
     n, _ = resolve_workers(workers)
     items = list(items)
     if n <= 1 or len(items) < 2:
-        return [predict_item(it, model_dir=model_dir) for it in items]
-    # Contiguous chunks: one task per worker keeps pool overhead off each item.
-    n = min(n, len(items))
-    size = -(-len(items) // n)
-    chunks = [items[i : i + size] for i in range(0, len(items), size)]
-    with ThreadPoolExecutor(max_workers=len(chunks), thread_name_prefix="learned-cost") as pool:
-        parts = list(pool.map(lambda ch: [predict_item(it, model_dir=model_dir) for it in ch], chunks))
-    return [p for part in parts for p in part]
+        prepared = [_prepare(it, model_dir) for it in items]
+    else:
+        # Contiguous chunks: one task per worker keeps pool overhead off each item.
+        n = min(n, len(items))
+        size = -(-len(items) // n)
+        chunks = [items[i : i + size] for i in range(0, len(items), size)]
+        with ThreadPoolExecutor(max_workers=len(chunks), thread_name_prefix="learned-cost") as pool:
+            parts = list(pool.map(lambda ch: [_prepare(it, model_dir) for it in ch], chunks))
+        prepared = [p for part in parts for p in part]
+    # One model call per (model, profile): a trained model's per-call overhead
+    # is paid once per list instead of once per item.
+    return _finish_safe(prepared)
 
 
 def costmodel_bench(item_or_items: Any, *, workers: Any = None) -> Any:
@@ -448,7 +499,7 @@ def costmodel_bench(item_or_items: Any, *, workers: Any = None) -> Any:
         pred = predict_item(item_or_items)
         _emit(pred, stacklevel=2)
         return pred.as_tuple()
-    except Exception as e:  # last resort: never raise out of the entry point
+    except Exception as e:  # noqa: BLE001 - last resort: never raise out of the entry point
         warnings.warn(f"costmodel_bench: internal error ({type(e).__name__}: {e})", RuntimeWarning, stacklevel=2)
         if isinstance(item_or_items, (list, tuple)):
             return {}
