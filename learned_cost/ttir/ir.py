@@ -121,7 +121,12 @@ class Region:
 
 @dataclass
 class Function:
-    """A ``tt.func`` (or ``func.func``): name, ordered arguments, body."""
+    """A ``tt.func`` (or ``func.func``): name, ordered arguments, body.
+
+    ``attributes`` holds the ``attributes {...}`` dict of the header as raw
+    text (``noinline`` -> ``"false"``). The entry block of ``body`` carries
+    the same arguments as ``arguments``.
+    """
 
     name: str
     arguments: list[tuple[str, Type]] = field(default_factory=list)
@@ -129,6 +134,7 @@ class Function:
     body: Region = field(default_factory=Region)
     is_public: bool = True
     line: int = 0
+    attributes: dict[str, str] = field(default_factory=dict)
 
 
 @dataclass

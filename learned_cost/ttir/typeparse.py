@@ -1,0 +1,90 @@
+"""MLIR type text -> :mod:`learned_cost.ttir.ir` type records.
+
+``parse_type("tensor<128x64x!tt.ptr<f16>>")`` gives
+``TensorType((128, 64), PointerType(ScalarType("f16")))``. Results are
+memoized: a module repeats a handful of type spellings many times.
+Anything not modelled (``!tt.tensordesc<...>``, ``memref<...>``, encodings
+the parser cannot place) becomes an :class:`OpaqueType` holding the text.
+"""
+
+from __future__ import annotations
+
+import re
+
+from .ir import OpaqueType, PointerType, ScalarType, TensorType, Type
+
+# i1..i64 (also si/ui), f16/f32/f64, bf16, tf32, f8/f6/f4 variants, index.
+_SCALAR = re.compile(r"(?:[su]?i\d{1,4}|f\d{1,3}|bf16|tf32|f[468]E\w+|index)")
+_DIM = re.compile(r"(\d+|\?)x")
+
+_CACHE: dict[str, Type] = {}
+_CACHE_LIMIT = 8192  # distinct spellings kept; beyond it, parse without caching
+
+
+def parse_type(text: str) -> Type:
+    """Parse one type spelling (no surrounding spaces) into a record."""
+    t = _CACHE.get(text)
+    if t is None:
+        t = _parse(text.strip())
+        if len(_CACHE) < _CACHE_LIMIT:
+            _CACHE[text] = t
+    return t
+
+
+def split_top_level(text: str, sep: str = ",") -> list[str]:
+    """Split ``text`` at ``sep`` characters outside ``<>``, ``()``, ``[]``, ``{}``
+    and string literals. Used on short type and attribute texts."""
+    parts: list[str] = []
+    depth = 0
+    start = 0
+    in_str = False
+    i = 0
+    n = len(text)
+    while i < n:
+        c = text[i]
+        if in_str:
+            if c == "\\":
+                i += 1
+            elif c == '"':
+                in_str = False
+        elif c == '"':
+            in_str = True
+        elif c in "<([{":
+            depth += 1
+        elif c in ">)]}":
+            # "->" inside a type (function types, affine maps) is no bracket
+            if not (c == ">" and i > 0 and text[i - 1] == "-"):
+                depth -= 1
+        elif c == sep and depth == 0:
+            parts.append(text[start:i].strip())
+            start = i + 1
+        i += 1
+    parts.append(text[start:].strip())
+    return parts
+
+
+def _parse(text: str) -> Type:
+    if _SCALAR.fullmatch(text):
+        return ScalarType(text)
+    if text.startswith("tensor<") and text.endswith(">"):
+        inner = split_top_level(text[7:-1])[0]  # drop an encoding such as #blocked
+        shape = []
+        pos = 0
+        while True:
+            m = _DIM.match(inner, pos)
+            if m is None:
+                break
+            d = m.group(1)
+            shape.append(-1 if d == "?" else int(d))
+            pos = m.end()
+        if pos == 0 and not inner:
+            return OpaqueType(text)
+        elem = parse_type(inner[pos:])
+        return TensorType(tuple(shape), elem)
+    if text.startswith("!tt.ptr<") and text.endswith(">"):
+        parts = split_top_level(text[8:-1])
+        space = 1
+        if len(parts) > 1 and parts[1].lstrip("-").isdigit():
+            space = int(parts[1])
+        return PointerType(parse_type(parts[0]), space)
+    return OpaqueType(text)
