@@ -127,7 +127,8 @@ def cmd_retrain(args) -> int:
         collect = me + ["collect", "--device", args.device, "--hardware", args.hardware, "--out", str(data)]
         collect += shlex.split(args.collect_args or "")
         steps.append(("collect", collect))
-    staging = Path(tempfile.mkdtemp(prefix=f"learned-cost-{args.hardware}-"))
+    staging = (Path(tempfile.gettempdir()) / f"learned-cost-{args.hardware}-STAGING" if args.dry_run
+               else Path(tempfile.mkdtemp(prefix=f"learned-cost-{args.hardware}-")))
     steps.append(("train", me + ["train", "--data", str(data), "--hardware", args.hardware, "--out", str(staging)]))
     steps.append(("evaluate", me + ["evaluate", "--data", str(data), "--hardware", args.hardware,
                                     "--model", str(staging), "--out", str(report)]))
