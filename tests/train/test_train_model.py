@@ -123,3 +123,30 @@ def test_select_model_falls_back_with_one_warning(trained, tmp_path):
     runtime = [x for x in w if issubclass(x.category, RuntimeWarning)]
     assert len(runtime) == 1 and "SHA-256" in str(runtime[0].message)
     select.clear_model_cache()
+
+
+def test_single_row_path_matches_batch_and_threads(trained):
+    from concurrent.futures import ThreadPoolExecutor
+
+    res, table = trained
+    m = LearnedModel.load(res.model_dir)
+    x = input_matrix(table)
+    batch = m.predict_inputs(x)
+    rows = np.array([m.predict_row(r) for r in x])
+    np.testing.assert_allclose(rows, batch, rtol=1e-12)
+    with ThreadPoolExecutor(8) as ex:
+        threaded = np.array(list(ex.map(m.predict_row, list(x) * 4)))
+    np.testing.assert_array_equal(threaded, np.tile(rows, 4))
+
+
+def test_predict_from_feature_vectors(trained):
+    from learned_cost.features.schema import FeatureVector
+    from learned_cost.hardware import load_profile
+
+    res, table = trained
+    m = LearnedModel.load(res.model_dir)
+    names = feature_names()
+    fvs = [FeatureVector(values=dict(zip(names, r))) for r in table[names].to_numpy()[:20]]
+    p = m.predict_many(fvs, load_profile("h200"))
+    np.testing.assert_allclose(p, m.predict_inputs(input_matrix(table.iloc[:20])), rtol=1e-12)
+    assert m.predict(fvs[0], load_profile("h200")) == pytest.approx(p[0], rel=1e-12)
