@@ -80,20 +80,15 @@ class FeaturesTable:
 
 
 def _extractor():
-    """(parse, evaluate) of the features package: ``parse(text)`` once per
-    TTIR, ``evaluate(ir, bindings, grid, options, cores)`` per row. Falls back
-    to parsing per call when the package offers only ``extract_features``."""
-    from .. import features as F
+    """(parse, evaluate): ``parse(text)`` once per distinct TTIR,
+    ``evaluate(module, bindings, grid, options, cores)`` per row."""
+    from ..features import extract_features
+    from ..ttir.parser import parse_ttir
 
-    parse = getattr(F, "parse_ttir", None)
-    evaluate = getattr(F, "features_from_ir", None)
-    if parse is not None and evaluate is not None:
-        return parse, evaluate
+    def _evaluate(module, bindings, grid, options, cores):
+        return extract_features(module, bindings=bindings, grid=grid, options=options, cores=cores)
 
-    def _evaluate(text, bindings, grid, options, cores):
-        return F.extract_features(text, bindings=bindings, grid=grid, options=options, cores=cores)
-
-    return (lambda text: text), _evaluate
+    return parse_ttir, _evaluate
 
 
 def build_features_table(rows: pd.DataFrame, ttir: dict[str, str], profile, progress: bool = True) -> FeaturesTable:

@@ -1,0 +1,78 @@
+"""Rows + stored TTIR -> features table, on the committed TTIR fixtures.
+
+The latencies written here are arbitrary test values, not measurements; only
+the feature path is under test.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from learned_cost.dataset import ProfileStore
+from learned_cost.features import extract_features, feature_names
+from learned_cost.hardware import load_profile
+from learned_cost.models.learned import input_names
+from learned_cost.train.features_table import (
+    build_features_table,
+    data_digest,
+    training_rows,
+)
+
+FIX = Path(__file__).resolve().parents[1] / "fixtures" / "ttir"
+
+
+@pytest.fixture()
+def store(tmp_path):
+    meta = json.loads((FIX / "fixtures.json").read_text())
+    s = ProfileStore(tmp_path)
+    texts = {name: (FIX / meta[name]["files"]["opt"]).read_text() for name in ("add", "matmul")}
+    digests = {name: next(iter(s.add_ttir([t]))) for name, t in texts.items()}
+    rows = []
+    for i, name in enumerate(("add", "matmul")):
+        m = meta[name]
+        for j in range(3):
+            rows.append({
+                "key": f"{name}{j}", "hardware": "h200", "family": name, "kernel": m["kernel"],
+                "group": f"{name}/g", "dtype": "fp32", "ttir_digest": digests[name],
+                "arg_bindings": m["arg_bindings"], "grid": json.dumps(m["grid"]),
+                "options": json.dumps({"num_warps": 4 * (j + 1), "num_stages": 3}),
+                "status": "ok", "correct": True, "latency_us": 10.0 + 5 * i + j,
+            })
+    rows.append({**rows[0], "key": "failed", "status": "compile_error", "correct": False, "latency_us": None})
+    rows.append({**rows[0], "key": "wrong", "status": "wrong_result", "correct": False, "latency_us": 1.0})
+    rows.append({**rows[0], "key": "lost", "ttir_digest": "0" * 32})
+    s.append_rows(rows)
+    return s, texts, meta
+
+
+def test_table_matches_direct_extraction(store):
+    s, texts, meta = store
+    prof = load_profile("h200")
+    ft = build_features_table(s.load_rows(), s.load_ttir(), prof, progress=False)
+    t = ft.table.set_index("key")
+    assert sorted(t.index) == ["add0", "add1", "add2", "matmul0", "matmul1", "matmul2"]
+    assert ft.dropped == {"lost": f"TTIR {'0' * 32} not stored"}
+    for key, name in (("add1", "add"), ("matmul2", "matmul")):
+        j = int(key[-1])
+        fv = extract_features(texts[name], meta[name]["arg_bindings"], meta[name]["grid"],
+                              {"num_warps": 4 * (j + 1), "num_stages": 3}, cores=prof.cores)
+        np.testing.assert_array_equal(t.loc[key, feature_names()].to_numpy(np.float64), fv.to_array())
+    assert list(ft.table.columns[-len(input_names()) - 1:-1]) == input_names()
+    assert (t["analytic_us"] > 0).all()
+    # the num_warps option reaches the features
+    assert t.loc["add2", "num_warps"] == 12.0
+
+
+def test_training_rows_and_digest(store):
+    s, _, _ = store
+    rows = s.load_rows()
+    tr = training_rows(rows)
+    assert "failed" not in set(tr["key"]) and "wrong" not in set(tr["key"])
+    assert data_digest(tr) == data_digest(tr.iloc[::-1])
+    changed = tr.copy()
+    changed.loc[0, "latency_us"] += 1e-9
+    assert data_digest(changed) != data_digest(tr)
