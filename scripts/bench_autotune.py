@@ -44,17 +44,18 @@ import sys
 import tempfile
 import time
 import traceback
-from dataclasses import dataclass, field
+from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 _ROOT = Path(__file__).resolve().parents[1]
 if str(_ROOT) not in sys.path:  # run from a checkout without installing
     sys.path.insert(0, str(_ROOT))
 
-import torch  # noqa: E402
-import triton  # noqa: E402
-import triton.language as tl  # noqa: E402
+import torch
+import triton
+import triton.language as tl
 
 # --------------------------------------------------------------------------
 # Kernels
@@ -159,7 +160,7 @@ def matmul_kernel(a_ptr, b_ptr, c_ptr, M, N, K, stride_am, stride_bk, stride_cm,
     a_ptrs = a_ptr + rm[:, None] * stride_am + rk[None, :]
     b_ptrs = b_ptr + rk[:, None] * stride_bk + rn[None, :]
     acc = tl.zeros([BLOCK_M, BLOCK_N], tl.float32)
-    for k in range(0, tl.cdiv(K, BLOCK_K)):
+    for k in range(tl.cdiv(K, BLOCK_K)):
         left = K - k * BLOCK_K
         a = tl.load(a_ptrs, mask=(rm[:, None] < M) & (rk[None, :] < left), other=0.0)
         b = tl.load(b_ptrs, mask=(rk[:, None] < left) & (rn[None, :] < N), other=0.0)
@@ -244,7 +245,7 @@ def _make_transpose(shape, alloc, real):
 def _make_matmul(shape, alloc, real):
     m, n, k = shape
     a, b, c = alloc((m, k), torch.float16), alloc((k, n), torch.float16), alloc((m, n), torch.float16)
-    grid = lambda meta: (triton.cdiv(m, meta["BLOCK_M"]) * triton.cdiv(n, meta["BLOCK_N"]),)  # noqa: E731
+    grid = lambda meta: (triton.cdiv(m, meta["BLOCK_M"]) * triton.cdiv(n, meta["BLOCK_N"]),)
     return Case((a, b, c, m, n, k, a.stride(0), b.stride(0), c.stride(0)), grid, c,
                 (lambda: (a.float() @ b.float()).half()) if real else None, 0.5, 2e-2)
 
@@ -410,7 +411,7 @@ def write_tables(out: Path, rows: list[dict], meta: dict) -> dict:
         return "" if v is None else str(v)
 
     lines = [
-        "# Autotune benchmark: full vs cost-model-pruned (top_k=%s)" % meta.get("top_k"),
+        f"# Autotune benchmark: full vs cost-model-pruned (top_k={meta.get('top_k')})",
         "",
         f"Device: {meta.get('device')}; triton {meta.get('triton')}; torch {meta.get('torch')}; "
         f"cost model: {', '.join(meta.get('models', [])) or 'n/a'}; started {meta.get('started')}.",

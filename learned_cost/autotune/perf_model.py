@@ -28,9 +28,26 @@ from .kernel_ir import LaunchDescriber, LaunchIR
 
 Predictor = Callable[[list], Mapping[Any, float]]
 
-# The hardware named in items when no GPU is visible: the TTIR target
-# defaults to the H200 too (see kernel_ir.DEFAULT_TARGET).
-DEFAULT_HARDWARE = "h200"
+
+def visible_device_name() -> str | None:
+    """Name of the device kernels launch on (CUDA, else Ascend NPU), or None
+    on CPU and under the Triton interpreter."""
+    import os
+    import sys
+
+    if os.environ.get("TRITON_INTERPRET", "0") not in ("", "0"):
+        return None
+    try:
+        import torch
+
+        if torch.cuda.is_available():
+            return torch.cuda.get_device_name()
+        npu = getattr(torch, "npu", None) if "torch_npu" in sys.modules else None
+        if npu is not None and npu.is_available():
+            return npu.get_device_name()
+    except Exception:  # noqa: BLE001 - torch missing or broken: no device
+        return None
+    return None
 
 
 def default_predictor(items: list) -> Mapping[Any, float]:
@@ -40,29 +57,16 @@ def default_predictor(items: list) -> Mapping[Any, float]:
     return costmodel_bench(items)
 
 
-def default_hardware() -> str:
-    """The hardware profile for the visible CUDA device (``NVIDIA H200`` ->
-    ``h200``); ``h200`` when no device is visible or under the interpreter.
-    A device no profile matches falls back to ``h200`` with a warning:
-    a ranking for a similar GPU beats no ranking."""
-    import os
-
-    if os.environ.get("TRITON_INTERPRET", "0") not in ("", "0"):
-        return DEFAULT_HARDWARE
-    name = None
-    try:
-        import torch
-
-        if torch.cuda.is_available():
-            name = torch.cuda.get_device_name()
-    except Exception:  # noqa: BLE001 - torch missing or broken: use the default
-        name = None
+def default_hardware() -> str | None:
+    """The hardware profile of the visible device (``NVIDIA H200`` ->
+    ``h200``), or None -- the cost model's own default -- on CPU, under the
+    interpreter, or for a device no profile matches (with a warning)."""
+    name = visible_device_name()
     if not name:
-        return DEFAULT_HARDWARE
+        return None
     matched = _match_profile(name)
     if matched is None:
-        _warn_once(f"learned_cost: no hardware profile for device {name!r}; predicting for {DEFAULT_HARDWARE}")
-        return DEFAULT_HARDWARE
+        _warn_once(f"learned_cost: no hardware profile for device {name!r}; using the cost model's default")
     return matched
 
 

@@ -32,7 +32,13 @@ from triton.runtime.autotuner import Autotuner, Config
 
 from . import feedback as fb
 from .kernel_ir import LaunchDescriber, LaunchIR
-from .perf_model import Predictor, default_hardware, hardware_slug, predict_launches
+from .perf_model import (
+    Predictor,
+    default_hardware,
+    hardware_slug,
+    predict_launches,
+    visible_device_name,
+)
 from .prune import PrunePlan, is_finite, plan_pruning, resolve_top_k
 
 
@@ -58,19 +64,6 @@ class TuningReport:
 
 def _is_interpreting() -> bool:
     return os.environ.get("TRITON_INTERPRET", "0") not in ("", "0")
-
-
-def _device_name() -> str:
-    if _is_interpreting():
-        return "interpreter"
-    try:
-        import torch
-
-        if torch.cuda.is_available():
-            return torch.cuda.get_device_name()
-    except Exception:
-        pass
-    return "unknown"
 
 
 def _dtype_name(dtype: Any) -> str:
@@ -241,8 +234,10 @@ class PruningAutotuner(Autotuner):
         shape = {k: (list(v.shape) if _primary(v) else v) for k, v in named.items()
                  if _primary(v) or (isinstance(v, (int, float)) and not isinstance(v, bool))}
         tensors = [v for v in named.values() if _primary(v)]
-        device = _device_name()
-        hw = "interpreter" if _is_interpreting() else hardware_slug(device if device != "unknown" else (self.hardware or "unknown"))
+        # Rows are filed under the hardware that measured them: interpreter
+        # timings are CPU timings and must never pass for a GPU's.
+        device = "interpreter" if _is_interpreting() else (visible_device_name() or "unknown")
+        hw = device if device in ("interpreter", "unknown") else hardware_slug(device)
         root = self.feedback_dir or fb.feedback_dir(hw)
         base = self.base_fn
         path = fb.record_tuning_run(

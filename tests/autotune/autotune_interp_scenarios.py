@@ -211,8 +211,8 @@ def scenario_stock_perf_model():
 
 def scenario_callable_package():
     rec = Recorder()
-    k = lc_autotune(configs(), key=["n"], top_k=1, predictor=rec, do_bench=cpu_bench)(add_kernel)
-    return {"correct": run(k), "type": type(k).__name__}
+    k = lc_autotune(configs(), key=["n"], top_k=1, predictor=rec, hardware="h200", do_bench=cpu_bench)(add_kernel)
+    return {"correct": run(k), "type": type(k).__name__, "hardware": rec.calls[0][0].get("hardware")}
 
 
 def scenario_default_predictor():
