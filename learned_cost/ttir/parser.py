@@ -74,7 +74,8 @@ _LINE_TOKEN = re.compile(
     r'\s*("(?:[^"\\]|\\.)*"?|@"(?:[^"\\]|\\.)*"?|//.*|->|[()\[\]{}<>,=:*]|[^\s()\[\]{}<>,=:*"]+)'
 )
 _STRING = re.compile(r'"(?:[^"\\]|\\.)*"')
-_OP_NAME = re.compile(r"[A-Za-z_][\w$.]*")
+# "dialect.op" (Triton prints every op with its dialect), or a builtin.
+_OP_NAME = re.compile(r"[A-Za-z_][\w$]*(?:\.[\w$]+)+|module|func")
 _BAD_CHARS = re.compile(r"[\x00-\x08\x0e-\x1f\x7f]")
 _REGION = "\x00region"  # placeholder token for a parsed region
 
@@ -123,7 +124,7 @@ def parse_ttir(text: str) -> Module:
     except RecursionError:
         raise TTIRParseError("input nests too deeply", 1, 1) from None
     except Exception as e:  # a parser defect must still surface as a parse error
-        raise TTIRParseError(f"unreadable input ({type(e).__name__}: {e})", 1, 1) from None
+        raise TTIRParseError(f"internal parser error on this input ({type(e).__name__}: {e})", 1, 1) from None
 
 
 # ---------------------------------------------------------------- parser
@@ -294,6 +295,8 @@ class _Parser:
         else:
             attrs = {}
         c = s.split()
+        if not c:
+            return None
         r = c[0]
         if r[0] == "%":
             if len(c) < 3 or c[1] != "=" or r[-1] == "," or ":" in r:
@@ -318,20 +321,25 @@ class _Parser:
             pre = c[k0:]
             tkey = ""
         operands = [x[1:-1] if x[-1] == "," else x[1:] for x in pre if x[0] == "%"]
+        if "" in operands:
+            return None  # a bare '%': the general path reports it
         words = None
         if len(operands) != len(pre):
             if name.endswith(".constant"):
                 attrs["value"] = " ".join(c[k0:])
             else:
-                words = [x[:-1] if x[-1] == "," else x for x in pre if x[0] != "%"]
+                words = [x[:-1] if x[-1] == "," else x for x in pre if x[0] != "%" and x != ","]
                 for w in words:
-                    if w[0] in "^@<>=)," and w != "=":
+                    if not w or (w[0] in "^@<>=)," and w != "="):
                         return None  # successors, symbols, odd syntax: general path
                 if "=" in words:
                     words = _keyword_attrs(words, attrs)
         hit = _TYPE_KEY_CACHE.get((name, tkey, len(results)))
         if hit is None:
-            hit = _types_from_key(name, tkey, len(results))
+            try:
+                hit = _types_from_key(name, tkey, len(results))
+            except ValueError:
+                return None  # the general path reports it with a position
         # a printed type of an op without operands is its result type
         op = Operation(name, results, operands, list(hit[1]), list(hit[0]) if operands else [], attrs, {}, [], [], li + 1)
         if words or name in _PROGRAM_AXIS_OPS:
@@ -395,6 +403,7 @@ class _Parser:
         defs: list[str] = []
         words: list[str] = []
         paren = 0
+        closers: list[str] = []  # expected closing brackets, innermost last
         ri = 0
         colon_types: tuple[list[Type], list[Type] | None] | None = None
         arrow_results: list[Type] | None = None
@@ -402,6 +411,8 @@ class _Parser:
             t = stream[i]
             c = t[0]
             if c == "%":
+                if len(t) == 1:
+                    raise self.error(li, "expected a value name after '%'", t)
                 if i + 1 < n and stream[i + 1] == "=":
                     defs.append(t[1:])
                     i += 2
@@ -426,12 +437,13 @@ class _Parser:
                     raise self.error(li, "expected '>' to close '<{' properties", "<{")
                 i = j + 2
             elif t == "(" or t == "[":
+                closers.append(")" if t == "(" else "]")
                 paren += 1
                 i += 1
             elif t == ")" or t == "]":
-                paren -= 1
-                if paren < 0:
+                if not closers or closers.pop() != t:
                     raise self.error(li, f"unbalanced {t!r}", t)
+                paren -= 1
                 i += 1
             elif t == ":" and paren == 0:
                 j = i + 1
@@ -477,8 +489,8 @@ class _Parser:
                     if paren == 0:
                         words.append(t)
                     i += 1
-            elif c.isdigit() or c in ",=*-+?.#!<>" or t == "->":
-                i += 1
+            elif c.isdigit() or c in ",=*-+?.#!<>:" or t == "->":
+                i += 1  # ":" here is inside parentheses: ins(%a : memref<..>)
             else:
                 raise self.error(li, f"unexpected {t!r}", t)
         if paren != 0:
@@ -846,8 +858,10 @@ def _type_section(toks: list[str], parser: _Parser | None, li: int) -> tuple[lis
             elif t == ">" or t == ")" or t == "]" or t == "}":
                 depth -= 1
         i += 1
-    if depth != 0 and parser is not None:
-        raise parser.error(li, "unbalanced '<' in a type", "<")
+    if depth != 0:
+        if parser is not None:
+            raise parser.error(li, "unbalanced '<' in a type", "<")
+        raise ValueError("unbalanced '<' in a type")
     flush(n)
     return left, right
 
