@@ -41,6 +41,7 @@ from ..ttir.ir import (
     Block,
     Function,
     Module,
+    OpaqueType,
     Operation,
     PointerType,
     ScalarType,
@@ -55,6 +56,7 @@ from .optable import EW_CLASSES, OP_CLASS, SIDE_EFFECT_OPS, TERMINATORS
 UNRESOLVED_LOOP_TRIPS = 1
 
 _PURE_CLASSES = frozenset(EW_CLASSES) | {"layout", "free"}
+_EW_KEY = {cls: f"ew_{cls}_elems" for cls in EW_CLASSES}
 _CMP_PREDICATES = ("eq", "ne", "slt", "sle", "sgt", "sge", "ult", "ule", "ugt", "uge")
 _INT_VALUE = re.compile(r"\s*(-?\d+)\s*(?::|$)")
 _DENSE_INT = re.compile(r"\s*dense<\s*(-?\d+)\s*>")
@@ -84,6 +86,7 @@ class Evaluation:
     counts: dict[str, float] = field(default_factory=dict)
     accesses: list[Access] = field(default_factory=list)
     domains: dict[str, int] = field(default_factory=dict)  # loop symbols -> trips
+    guards: dict[str, object] = field(default_factory=dict)  # loop symbol -> "iteration runs" iff < 0
     pid_axes: set[int] = field(default_factory=set)
     warnings: list[str] = field(default_factory=list)
 
@@ -91,50 +94,60 @@ class Evaluation:
 # ---------------------------------------------------------------- types
 
 
-def _numel(t) -> int:
-    return t.numel if isinstance(t, TensorType) else 1
+class TypeInfo:
+    """What the evaluator needs to know about a type, computed once per type object."""
+
+    __slots__ = ("dtype", "elem_bytes", "is_float", "numel", "rank", "ref", "value_bytes")
+
+    def __init__(self, t):
+        self.ref = t  # keeps the object alive, so its id is not reused while cached
+        e = t.element if isinstance(t, TensorType) else t
+        self.numel = t.numel if isinstance(t, TensorType) else 1
+        self.rank = len(t.shape) if isinstance(t, TensorType) else 0
+        if isinstance(e, PointerType):
+            self.elem_bytes, self.is_float, self.dtype = 8, False, "int"
+        elif isinstance(e, ScalarType):
+            bits = e.bits
+            self.elem_bytes = max(1, bits // 8)
+            self.is_float = e.is_float
+            if not e.is_float:
+                self.dtype = "int"
+            elif bits == 32 or e.name == "tf32":
+                self.dtype = "f32"
+            elif bits == 16:
+                self.dtype = "f16"
+            elif bits == 8:
+                self.dtype = "f8"
+            else:
+                self.dtype = "other"
+        else:
+            self.elem_bytes, self.is_float, self.dtype = 4, False, "other"
+        # register / UB footprint: data and index tensors; pointer tensors and
+        # scalars are left out (backends rebuild addresses from base + offsets)
+        tensor_data = isinstance(t, TensorType) and not isinstance(e, PointerType)
+        self.value_bytes = self.numel * self.elem_bytes if tensor_data else 0
 
 
-def _elem(t):
-    return t.element if isinstance(t, TensorType) else t
+_NO_TYPE = TypeInfo(OpaqueType(""))
+_TYPE_INFO: dict[int, TypeInfo] = {}
 
 
-def _elem_bytes(t) -> int:
-    e = _elem(t)
-    if isinstance(e, PointerType):
-        return 8
-    if isinstance(e, ScalarType):
-        return max(1, e.bits // 8)
-    return 4
-
-
-def _dtype_class(t) -> str:
-    e = _elem(t)
-    if isinstance(e, ScalarType):
-        if e.is_float:
-            if e.bits == 32 or e.name == "tf32":
-                return "f32"
-            if e.bits == 16:
-                return "f16"
-            if e.bits == 8:
-                return "f8"
-            return "other"
-        return "int"
-    if isinstance(e, PointerType):
-        return "int"
-    return "other"
+def tinfo(t) -> TypeInfo:
+    """Cached :class:`TypeInfo` of ``t`` (parsers memoize type objects, so the
+    cache stays small; it is bounded anyway)."""
+    if t is None:
+        return _NO_TYPE
+    info = _TYPE_INFO.get(id(t))
+    if info is None or info.ref is not t:
+        info = TypeInfo(t)
+        if len(_TYPE_INFO) > 65536:
+            _TYPE_INFO.clear()
+        _TYPE_INFO[id(t)] = info
+    return info
 
 
 def _is_float(t) -> bool:
-    e = _elem(t)
-    return isinstance(e, ScalarType) and e.is_float
-
-
-def _value_bytes(t) -> int:
-    """Bytes a tensor value occupies; pointer tensors and scalars count 0."""
-    if not isinstance(t, TensorType) or isinstance(t.element, PointerType):
-        return 0
-    return t.numel * _elem_bytes(t)
+    return tinfo(t).is_float
 
 
 # ---------------------------------------------------------------- attributes
@@ -227,39 +240,69 @@ def _constant_value(op: Operation, rtype):
 
 
 class FuncInfo:
-    """Per-function index: definitions, types, parents, liveness."""
+    """Per-function index: definitions, types, parents, liveness.
 
-    __slots__ = ("defs", "fn", "has_side_effects", "live", "ops", "parent", "peak", "types")
+    MLIR reuses SSA names in sibling regions (two loops may both define
+    ``%16``), so every definition gets a unique integer key, and operands are
+    resolved to keys once, with the scoping rules of the text.
+    """
+
+    __slots__ = (
+        "arg_keys", "bargs", "defs", "fn", "has_side_effects", "live", "opnd", "ops", "parent", "peak",
+        "res", "types",
+    )
 
     def __init__(self, fn: Function):
         self.fn = fn
-        self.defs: dict[str, tuple] = {}
-        self.types: dict[str, object] = {}
+        self.defs: list[tuple] = []  # key -> ("res", op, index) | ("arg", owner op or None, region, index)
+        self.types: list[object] = []  # key -> type
+        self.opnd: dict[int, list] = {}  # id(op) -> operand keys (None: undefined name)
+        self.res: dict[int, list[int]] = {}  # id(op) -> result keys
+        self.bargs: dict[int, list[int]] = {}  # id(block) -> argument keys
         self.parent: dict[int, Operation | None] = {}
         self.ops: list[Operation] = []
         self.live: set[int] = set()
         self.has_side_effects = False
         self.peak: int | None = None
-        for i, (name, t) in enumerate(fn.arguments):
-            self.defs[name] = ("arg", None, 0, i)
-            self.types[name] = t
+        visible: dict[str, int] = {}
+        self.arg_keys = [self._define(visible, None, name, t, ("arg", None, 0, i)) for i, (name, t) in enumerate(fn.arguments)]
         for block in _blocks_to_walk(fn.body):
-            self._index_block(block, None)
+            self._index_block(block, None, visible, None)
 
-    def _index_block(self, block: Block, parent: Operation | None) -> None:
+    def _define(self, visible: dict, undo: list | None, name: str, t, how: tuple) -> int:
+        key = len(self.defs)
+        self.defs.append(how)
+        self.types.append(t)
+        if undo is not None:
+            undo.append((name, visible.get(name)))
+        visible[name] = key
+        return key
+
+    def _index_block(self, block: Block, parent: Operation | None, visible: dict, undo: list | None) -> None:
         for op in block.operations:
-            self.parent[id(op)] = parent
+            oid = id(op)
+            self.parent[oid] = parent
             self.ops.append(op)
-            for i, r in enumerate(op.results):
-                self.defs[r] = ("res", op, i)
-                if i < len(op.result_types):
-                    self.types[r] = op.result_types[i]
+            self.opnd[oid] = [visible.get(o) for o in op.operands]
             for ri, region in enumerate(op.regions):
                 for block_ in region.blocks[:1]:
-                    for ai, (name, t) in enumerate(block_.arguments):
-                        self.defs[name] = ("arg", op, ri, ai)
-                        self.types[name] = t
-                    self._index_block(block_, op)
+                    inner_undo: list = []
+                    self.bargs[id(block_)] = [
+                        self._define(visible, inner_undo, name, t, ("arg", op, ri, ai))
+                        for ai, (name, t) in enumerate(block_.arguments)
+                    ]
+                    self._index_block(block_, op, visible, inner_undo)
+                    # leaving the region: its names go out of scope
+                    for name, prev in reversed(inner_undo):
+                        if prev is None:
+                            visible.pop(name, None)
+                        else:
+                            visible[name] = prev
+            rtypes = op.result_types
+            self.res[oid] = [
+                self._define(visible, undo, r, rtypes[i] if i < len(rtypes) else None, ("res", op, i))
+                for i, r in enumerate(op.results)
+            ]
 
 
 def _blocks_to_walk(region) -> list[Block]:
@@ -286,18 +329,19 @@ def _terminator(region) -> Operation | None:
 def _liveness(fi: FuncInfo, callee_effects) -> None:
     """Mark the ops whose work is observable (see module docstring)."""
     live = fi.live
-    live_vals: set[str] = set()
+    live_vals: set[int] = set()
     op_work: list[Operation] = []
-    val_work: list[str] = []
+    val_work: list[int] = []
     defs = fi.defs
+    opnd = fi.opnd
 
     def op_live(op: Operation) -> None:
         if id(op) not in live:
             live.add(id(op))
             op_work.append(op)
 
-    def val_live(v: str) -> None:
-        if v not in live_vals:
+    def val_live(v) -> None:
+        if v is not None and v not in live_vals:
             live_vals.add(v)
             val_work.append(v)
 
@@ -306,7 +350,7 @@ def _liveness(fi: FuncInfo, callee_effects) -> None:
             term = _terminator(region)
             if term is not None and idx < len(term.operands):
                 live.add(id(term))
-                val_live(term.operands[idx])
+                val_live(opnd[id(term)][idx])
 
     effects = False
     for op in fi.ops:
@@ -334,16 +378,17 @@ def _liveness(fi: FuncInfo, callee_effects) -> None:
             if parent is not None:
                 op_live(parent)
             name = op.name
+            ops = opnd[id(op)]
             if name == "scf.for":
-                for v in op.operands[:3]:
+                for v in ops[:3]:
                     val_live(v)
             elif name == "scf.if":
-                for v in op.operands[:1]:
+                for v in ops[:1]:
                     val_live(v)
             elif name == "scf.yield" and parent is not None and parent.name in ("scf.for", "scf.if"):
                 pass  # operands become live one by one, through the parent's results
             else:
-                for v in op.operands:
+                for v in ops:
                     val_live(v)
                 if op.regions and name not in ("scf.for", "scf.if"):
                     for region in op.regions:
@@ -351,16 +396,14 @@ def _liveness(fi: FuncInfo, callee_effects) -> None:
                         if term is not None:
                             op_live(term)
         while val_work:
-            v = val_work.pop()
-            d = defs.get(v)
-            if d is None:
-                continue
+            d = defs[val_work.pop()]
             if d[0] == "res":
                 op, idx = d[1], d[2]
                 op_live(op)
                 if op.name == "scf.for":
-                    if 3 + idx < len(op.operands):
-                        val_live(op.operands[3 + idx])
+                    ops = opnd[id(op)]
+                    if 3 + idx < len(ops):
+                        val_live(ops[3 + idx])
                     yield_live(op, idx)
                 elif op.name == "scf.if":
                     yield_live(op, idx)
@@ -371,8 +414,9 @@ def _liveness(fi: FuncInfo, callee_effects) -> None:
                 op_live(owner)
                 if owner.name == "scf.for" and d[3] >= 1:
                     k = d[3] - 1
-                    if 3 + k < len(owner.operands):
-                        val_live(owner.operands[3 + k])
+                    ops = opnd[id(owner)]
+                    if 3 + k < len(ops):
+                        val_live(ops[3 + k])
                     yield_live(owner, k)
 
 
@@ -382,17 +426,22 @@ def _liveness(fi: FuncInfo, callee_effects) -> None:
 class _Frame:
     """State of one function invocation."""
 
-    __slots__ = ("alias", "const", "cse", "env", "fi", "level", "scopes", "taint")
+    __slots__ = ("alias", "const", "cse", "dotz", "env", "fi", "level", "scopes", "taint")
 
     def __init__(self, fi: FuncInfo):
         self.fi = fi
-        self.env: dict[str, object] = {}
-        self.level: dict[str, int] = {}
-        self.alias: dict[str, str] = {}
-        self.cse: dict[tuple, list[str]] = {}
+        # all keyed by FuncInfo value keys
+        self.env: dict[int, object] = {}
+        self.level: dict[int, int] = {}
+        self.alias: dict[int, int] = {}
+        self.cse: dict[tuple, list[int]] = {}
         self.scopes: list[list[tuple]] = [[]]
-        self.const: set[str] = set()
-        self.taint: set[str] = set()
+        self.const: set[int] = set()
+        self.taint: set[int] = set()
+        self.dotz: set[int] = set()  # results of dots whose accumulator is a constant
+
+    def type(self, key):
+        return self.fi.types[key] if key is not None else None
 
 
 _COUNT_KEYS = (
@@ -485,11 +534,11 @@ class Evaluator:
     def _call(self, fn: Function, argv: list, taint: list, mults: list, depth: int) -> tuple[list, list]:
         fi = self._info(fn)
         fr = _Frame(fi)
-        for (name, _), v, t in zip(fn.arguments, argv, taint):
-            fr.env[name] = v
-            fr.level[name] = 0
+        for key, v, t in zip(fi.arg_keys, argv, taint):
+            fr.env[key] = v
+            fr.level[key] = 0
             if t:
-                fr.taint.add(name)
+                fr.taint.add(key)
         self.stack.append(fn.name)
         ret_vals: list = []
         ret_taint: list = []
@@ -497,7 +546,7 @@ class Evaluator:
         for block in blocks:
             term = self._block(fr, block, mults, 0, depth)
             if term is not None and term.name in ("tt.return", "func.return") and not ret_vals:
-                ops = [fr.alias.get(o, o) for o in term.operands]
+                ops = self._operands(fr, term)
                 ret_vals = [fr.env.get(o) for o in ops]
                 ret_taint = [o in fr.taint for o in ops]
         self.stack.pop()
@@ -542,84 +591,105 @@ class Evaluator:
                 self._unknown(fr, op, mults, floor, depth)
         return term
 
-    def _operands(self, fr: _Frame, op: Operation) -> list[str]:
+    def _operands(self, fr: _Frame, op: Operation) -> list:
         alias = fr.alias
-        return [alias.get(o, o) for o in op.operands]
+        return [alias.get(k, k) for k in fr.fi.opnd[id(op)]]
 
     def _results_opaque(self, fr: _Frame, op: Operation, level: int, tainted: bool) -> None:
-        for r in op.results:
+        for r in fr.fi.res[id(op)]:
             fr.env[r] = None
             fr.level[r] = level
             if tainted:
                 fr.taint.add(r)
 
     def _tile(self, t) -> None:
-        if isinstance(t, TensorType):
+        if type(t) is TensorType:
             c = self.c
-            n = t.numel
+            shape = t.shape
+            n = tinfo(t).numel
             if n > c["max_tensor_elems"]:
                 c["max_tensor_elems"] = float(n)
-                c["block_dim0"] = float(t.shape[0]) if t.shape else 1.0
-                c["block_dim1"] = float(t.shape[1]) if len(t.shape) > 1 else 1.0
-            if len(t.shape) > c["tensor_rank_max"]:
-                c["tensor_rank_max"] = float(len(t.shape))
+                c["block_dim0"] = float(shape[0]) if shape else 1.0
+                c["block_dim1"] = float(shape[1]) if len(shape) > 1 else 1.0
+            if len(shape) > c["tensor_rank_max"]:
+                c["tensor_rank_max"] = float(len(shape))
 
     # -------------------------------------------------------------- pure ops
 
     def _pure(self, fr: _Frame, op: Operation, cls: str, mults: list, floor: int) -> None:
         name = op.name
-        results = op.results
+        results = fr.fi.res[id(op)]
         rtype = op.result_types[0] if op.result_types else None
-        self._tile(rtype)
-        if name == "arith.constant":
-            for r in results:
-                fr.env[r] = _constant_value(op, rtype)
-                fr.level[r] = 0
-                fr.const.add(r)
-            return
-        ops = self._operands(fr, op)
-        key = (name, tuple(ops), tuple(op.attributes.items()), tuple(op.properties.items()), rtype)
+        if type(rtype) is TensorType:
+            self._tile(rtype)
+        alias = fr.alias
+        ops = [alias.get(k, k) for k in fr.fi.opnd[id(op)]]
+        # value numbering: an op identical to a visible earlier one is that one
+        # (types are compared by identity: parsers share equal type objects)
+        key = (
+            name,
+            tuple(ops),
+            id(rtype),
+            tuple(op.attributes.items()) if op.attributes else (),
+            tuple(op.properties.items()) if op.properties else (),
+        )
         prev = fr.cse.get(key)
         if prev is not None:
             for r, p in zip(results, prev):
-                fr.alias[r] = p
+                alias[r] = p
             return
-        fr.cse[key] = list(results)
+        fr.cse[key] = results
         fr.scopes[-1].append(key)
+        env = fr.env
+        levels = fr.level
+        if name == "arith.constant":
+            for r in results:
+                env[r] = _constant_value(op, rtype)
+                levels[r] = 0
+                fr.const.add(r)
+            return
         level = floor
         tainted = False
         all_const = bool(ops)
+        const = fr.const
+        taint = fr.taint
         for o in ops:
-            lv = fr.level.get(o, 0)
+            lv = levels.get(o, 0)
             level = max(level, lv)
-            if o in fr.taint:
+            if o in taint:
                 tainted = True
-            if o not in fr.const:
+            if all_const and o not in const:
                 all_const = False
         value = _abstract(self, fr, op, name, ops, rtype)
         for r in results:
-            fr.env[r] = value
-            fr.level[r] = level
+            env[r] = value
+            levels[r] = level
             if tainted:
-                fr.taint.add(r)
+                taint.add(r)
             if all_const:
-                fr.const.add(r)
+                const.add(r)
         if all_const or cls == "free":
             return
+        if cls == "cast" and ops and fr.type(ops[0]) == rtype:
+            return  # a cast to its own type is folded away
+        if name == "arith.addf" and (ops[0] in fr.dotz or ops[-1] in fr.dotz):
+            return  # the combine pass folds acc + dot(a, b, 0) into dot(a, b, acc)
         w = mults[level]
         c = self.c
         c["ops_total"] += w
+        info = tinfo(rtype)
         if cls == "layout":
             c["layout_ops"] += w
-            c["layout_elems"] += w * _numel(rtype)
+            c["layout_elems"] += w * info.numel
             return
-        n = w * _numel(rtype)
-        c[f"ew_{cls}_elems"] += n
-        # cmp classifies by what it compares, everything else by what it makes
-        t = fr.fi.types.get(ops[0]) if cls == "cmp_select" and name != "arith.select" and ops else rtype
+        n = w * info.numel
+        c[_EW_KEY[cls]] += n
+        # compares are classified by what they compare, selects by what they pick
         if name == "arith.select" and len(ops) > 1:
-            t = fr.fi.types.get(ops[1], rtype)
-        if _is_float(t):
+            info = tinfo(fr.type(ops[1]) or rtype)
+        elif cls == "cmp_select" and ops:
+            info = tinfo(fr.type(ops[0]))
+        if info.is_float:
             c["ew_float_elems"] += n
         else:
             c["ew_int_elems"] += n
@@ -629,22 +699,22 @@ class Evaluator:
     def _memory(self, fr: _Frame, op: Operation, cls: str, mults: list) -> None:
         w = mults[-1]
         ops = self._operands(fr, op)
-        types = fr.fi.types
         ptr = ops[0] if ops else None
-        ptype = types.get(ptr) if ptr is not None else None
+        ptype = fr.type(ptr)
         block_ptr = isinstance(ptype, PointerType) and isinstance(ptype.pointee, TensorType)
         if cls == "load":
             vtype = op.result_types[0] if op.result_types else None
             mask_name = ops[1] if len(ops) > 1 and op.name == "tt.load" else None
         else:
             vname = ops[1] if len(ops) > 1 else None
-            vtype = types.get(vname) if vname is not None else None
+            vtype = fr.type(vname)
             mask_name = ops[2] if len(ops) > 2 and op.name == "tt.store" else None
         if vtype is None and block_ptr:
             vtype = ptype.pointee  # type: ignore[union-attr]
         if op.name not in ("tt.load", "tt.store"):
             block_ptr = True  # tensor descriptors
         self._tile(vtype)
+        vinfo = tinfo(vtype)
         mask = fr.env.get(mask_name) if mask_name is not None else None
         if mask is not None and not isinstance(mask, S.Mask):
             mask = None
@@ -655,9 +725,9 @@ class Evaluator:
             Access(
                 kind=cls,
                 weight=w,
-                elems=_numel(vtype),
-                elem_bytes=_elem_bytes(vtype) if vtype is not None else 4,
-                dtype=_dtype_class(vtype),
+                elems=vinfo.numel,
+                elem_bytes=vinfo.elem_bytes,
+                dtype=vinfo.dtype,
                 shape=tuple(vtype.shape) if isinstance(vtype, TensorType) else (),
                 masked=mask_name is not None,
                 mask=mask,
@@ -673,20 +743,19 @@ class Evaluator:
         w = mults[-1]
         ops = self._operands(fr, op)
         vname = ops[1] if len(ops) > 1 else None
-        vtype = fr.fi.types.get(vname) if vname else (op.result_types[0] if op.result_types else None)
+        vtype = fr.type(vname) or (op.result_types[0] if op.result_types else None)
         if op.name == "tt.atomic_cas" and len(ops) > 2:
-            vtype = fr.fi.types.get(ops[2], vtype)
+            vtype = fr.type(ops[2]) or vtype
         self.c["atomic_ops"] += w
-        self.c["atomic_elems"] += w * _numel(vtype)
+        self.c["atomic_elems"] += w * tinfo(vtype).numel
         self.c["ops_total"] += w
         self._results_opaque(fr, op, len(mults) - 1, True)
 
     def _dot(self, fr: _Frame, op: Operation, mults: list) -> None:
         w = mults[-1]
         ops = self._operands(fr, op)
-        types = fr.fi.types
-        a = types.get(ops[0]) if ops else None
-        b = types.get(ops[1]) if len(ops) > 1 else None
+        a = fr.type(ops[0]) if ops else None
+        b = fr.type(ops[1]) if len(ops) > 1 else None
         acc = op.result_types[0] if op.result_types else None
         self._tile(acc)
         c = self.c
@@ -700,26 +769,28 @@ class Evaluator:
                 batch *= d
             flops = 2.0 * batch * m * n * k
             c["dot_flops"] += w * flops
-            cls = _dtype_class(a)
+            cls = tinfo(a).dtype
             key = {"f16": "dot_flops_f16", "f32": "dot_flops_f32", "f8": "dot_flops_f8", "int": "dot_flops_int"}.get(cls)
             if key:
                 c[key] += w * flops
             if flops > self.best_dot:
                 self.best_dot = flops
                 c["dot_m"], c["dot_n"], c["dot_k"] = float(m), float(n), float(k)
-                c["dot_operand_bytes"] = float(_elem_bytes(a))
-                c["dot_acc_bytes"] = float(_elem_bytes(acc)) if acc is not None else 4.0
+                c["dot_operand_bytes"] = float(tinfo(a).elem_bytes)
+                c["dot_acc_bytes"] = float(tinfo(acc).elem_bytes) if acc is not None else 4.0
         tainted = any(o in fr.taint for o in ops)
         self._results_opaque(fr, op, len(mults) - 1, tainted)
+        if len(ops) > 2 and ops[2] in fr.const:
+            fr.dotz.update(fr.fi.res[id(op)])
 
     def _reduce(self, fr: _Frame, op: Operation, cls: str, mults: list) -> None:
         w = mults[-1]
         ops = self._operands(fr, op)
-        t = fr.fi.types.get(ops[0]) if ops else None
+        t = fr.type(ops[0]) if ops else None
         axis = _int_attr(op, "axis") or 0
         c = self.c
         c[f"{cls}_ops"] += w
-        c[f"{cls}_elems"] += w * _numel(t) * max(1, len(ops))
+        c[f"{cls}_elems"] += w * tinfo(t).numel * max(1, len(ops))
         c["ops_total"] += w
         if isinstance(t, TensorType) and t.shape:
             axis = axis if 0 <= axis < len(t.shape) else len(t.shape) - 1
@@ -739,9 +810,9 @@ class Evaluator:
             self._tile(rt)
         for region in op.regions:
             for block in region.blocks[:1]:
-                for name, _ in block.arguments:
-                    fr.env[name] = None
-                    fr.level[name] = len(mults) - 1
+                for key in fr.fi.bargs.get(id(block), ()):
+                    fr.env[key] = None
+                    fr.level[key] = len(mults) - 1
                 self._scoped_block(fr, block, mults, len(mults) - 1, depth)
         self._results_opaque(fr, op, len(mults) - 1, tainted)
 
@@ -805,11 +876,14 @@ class Evaluator:
                 self.nsym += 1
                 self.out.domains[jname] = max(1, math.ceil(mean))
                 iv_val = S.add(lb, S.scale(S.sym(jname), step))
-            args = body.arguments
+                if type(lb) is not int or type(ub) is not int:
+                    # trips vary with other symbols: remember which iterations run
+                    self.out.guards[jname] = S.sub(iv_val, ub)
+            args = fr.fi.bargs.get(id(body), [])
             if args:
-                fr.env[args[0][0]] = iv_val
-                fr.level[args[0][0]] = lvl
-            for k, (name, _) in enumerate(args[1:]):
+                fr.env[args[0]] = iv_val
+                fr.level[args[0]] = lvl
+            for k, name in enumerate(args[1:]):
                 fr.env[name] = None
                 fr.level[name] = lvl
                 init = ops[3 + k] if 3 + k < len(ops) else None
@@ -820,7 +894,7 @@ class Evaluator:
             yields = self._operands(fr, term) if term is not None else []
         else:
             yields = []
-        for i, r in enumerate(op.results):
+        for i, r in enumerate(fr.fi.res[id(op)]):
             fr.env[r] = None
             fr.level[r] = len(mults) - 1
             init = ops[3 + i] if 3 + i < len(ops) else None
@@ -852,7 +926,7 @@ class Evaluator:
             ys = self._operands(fr, term) if term is not None else []
             results_by_branch.append(ys)
         taken = [ys for ys in results_by_branch if ys is not None]
-        for i, r in enumerate(op.results):
+        for i, r in enumerate(fr.fi.res[id(op)]):
             vals = [fr.env.get(ys[i]) if i < len(ys) else None for ys in taken]
             fr.env[r] = vals[0] if vals and all(v == vals[0] for v in vals[1:]) else None
             fr.level[r] = len(mults) - 1
@@ -877,11 +951,11 @@ class Evaluator:
             if not region.blocks:
                 continue
             block = region.blocks[0]
-            for name, _ in block.arguments:
-                fr.env[name] = None
-                fr.level[name] = lvl
+            for key in fr.fi.bargs.get(id(block), ()):
+                fr.env[key] = None
+                fr.level[key] = lvl
                 if tainted:
-                    fr.taint.add(name)
+                    fr.taint.add(key)
             self._scoped_block(fr, block, inner, lvl, depth + 1)
         self._results_opaque(fr, op, len(mults) - 1, tainted)
 
@@ -890,8 +964,7 @@ class Evaluator:
         w = mults[-1]
         name = _callee_name(op)
         fn = self.module.function(name) if name else None
-        self.c["calls"] += w
-        self.c["ops_total"] += w
+        self.c["calls"] += w  # not in ops_total: the callee's ops are (inlining must not change it)
         tainted_args = [o in fr.taint for o in ops]
         if fn is None:
             self.out.warnings.append(f"line {op.line}: call to unknown function {name!r} not costed")
@@ -903,7 +976,7 @@ class Evaluator:
             return
         argv = [fr.env.get(o) for o in ops]
         vals, taints = self._call(fn, argv, tainted_args, [w], depth)
-        for i, r in enumerate(op.results):
+        for i, r in enumerate(fr.fi.res[id(op)]):
             fr.env[r] = vals[i] if i < len(vals) else None
             fr.level[r] = len(mults) - 1
             if (i < len(taints) and taints[i]) or any(tainted_args):
@@ -993,127 +1066,191 @@ def _cmp_int(pred: str, a: int, b: int) -> int:
     return int(a >= b)
 
 
-def _abstract(ev: Evaluator, fr: _Frame, op: Operation, name: str, ops: list[str], rtype):
-    """Abstract value of a pure op's (first) result."""
-    env = fr.env
-    vals = [env.get(o) for o in ops]
-    rank = len(rtype.shape) if isinstance(rtype, TensorType) else 0
-    if name == "arith.addi" or name == "arith.subi":
-        if len(vals) != 2:
-            return None
-        a, b = vals
-        sign = 1 if name == "arith.addi" else -1
-        if isinstance(a, S.TAff) or isinstance(b, S.TAff):
-            ta, tb = _tensor(a, rank), _tensor(b, rank)
-            return None if ta is None or tb is None else S.t_add(ta, tb, sign)
-        a, b = _num(a), _num(b)
-        return S.add(a, S.scale(b, sign))
-    if name == "arith.muli":
-        if len(vals) != 2:
-            return None
-        a, b = vals
-        if isinstance(a, S.TAff) or isinstance(b, S.TAff):
-            ta, tb = _tensor(a, rank), _tensor(b, rank)
-            return None if ta is None or tb is None else S.t_mul(ta, tb)
-        return S.mul(_num(a), _num(b))
-    if name == "tt.make_range":
-        start = _int_attr(op, "start") or 0
-        return S.TAff(start, (1,))
-    if name == "tt.splat":
-        v = vals[0] if vals else None
-        if isinstance(v, S.Mask):
-            return S.mask_rank(v, rank)
-        n = _num(v)
-        return None if n is None else S.TAff(n, (0,) * rank)
-    if name == "tt.get_program_id":
-        axis = _axis_of_pid_op(op)
-        ev.out.pid_axes.add(axis)
-        return S.sym(f"p{axis}")
-    if name == "tt.get_num_programs":
-        axis = _axis_of_pid_op(op)
-        return ev.grid_known[axis]
-    if name == "tt.expand_dims":
-        v = vals[0] if vals else None
-        axis = _int_attr(op, "axis") or 0
-        if isinstance(v, S.TAff):
-            return S.TAff(v.c, v.strides[:axis] + (0,) + v.strides[axis:])
-        if isinstance(v, S.Mask):
-            return S.mask_expand(v, axis)
+def _rank(rtype) -> int:
+    return len(rtype.shape) if type(rtype) is TensorType else 0
+
+
+def _h_addsub(ev, fr, op, ops, rtype, sign):
+    if len(ops) != 2:
         return None
-    if name == "tt.broadcast":
-        v = vals[0] if vals else None
-        src = fr.fi.types.get(ops[0]) if ops else None
-        if isinstance(v, S.TAff) and isinstance(src, TensorType) and len(src.shape) == rank:
-            return S.TAff(v.c, tuple(0 if d == 1 else s for d, s in zip(src.shape, v.strides)))
-        if isinstance(v, S.Mask):
-            return v
-        return None
-    if name in _IDENTITY_CASTS:
-        v = vals[0] if vals else None
-        if isinstance(v, S.Mask):
-            return v if rank and isinstance(rtype, TensorType) and _elem_bytes(rtype) == 1 else None
-        return v
-    if name == "arith.trunci":
-        v = vals[0] if vals else None
-        bits = _elem(rtype).bits if isinstance(_elem(rtype), ScalarType) else 0
-        if type(v) is int and bits:
-            v &= (1 << bits) - 1
-            return v - (1 << bits) if bits > 1 and v >= 1 << (bits - 1) else v
-        return v if bits > 1 else None
-    if name == "arith.cmpi":
-        pred = _predicate(op)
-        if pred is None or len(vals) != 2:
-            return None
-        a, b = vals
-        if type(a) is int and type(b) is int:
-            return _cmp_int(pred, a, b)
-        if pred in ("eq", "ne"):
-            r = _binary_int(lambda x, y: _cmp_int(pred, x, y), a, b)
-            return S.Mask(()) if r == 1 else (S.Mask(((1, ()),)) if r == 0 else None) if isinstance(r, int) else None
+    a, b = fr.env.get(ops[0]), fr.env.get(ops[1])
+    if isinstance(a, S.TAff) or isinstance(b, S.TAff):
+        rank = _rank(rtype)
         ta, tb = _tensor(a, rank), _tensor(b, rank)
-        if ta is None or tb is None:
-            return None
-        m = S.compare(pred, ta, tb)
-        if m is not None and rank == 0 and m.exact:
-            if not m.atoms:
-                return 1
-            if len(m.atoms) == 1 and m.atoms[0] == (1, ()):
-                return 0
-        return m
-    if name == "arith.andi":
-        if len(vals) != 2:
-            return None
-        a, b = vals
-        if isinstance(a, S.Mask) or isinstance(b, S.Mask):
-            ma = a if isinstance(a, S.Mask) else (S.Mask(()) if a == 1 else None)
-            mb = b if isinstance(b, S.Mask) else (S.Mask(()) if b == 1 else None)
-            if a == 0 or b == 0:
-                return 0 if rank == 0 else S.Mask(((1, ()),))
-            return S.mask_and(ma, mb)
-        if type(a) is int and type(b) is int:
-            return a & b
-        return _binary_int(lambda x, y: x & y, a, b)
-    if name == "arith.select":
-        if len(vals) == 3 and type(vals[0]) is int:
-            return vals[1] if vals[0] else vals[2]
-        if len(vals) == 3 and vals[1] == vals[2]:
-            return vals[1]
+        return None if ta is None or tb is None else S.t_add(ta, tb, sign)
+    a, b = _num(a), _num(b)
+    return S.add(a, S.scale(b, sign))
+
+
+def _h_add(ev, fr, op, ops, rtype):
+    return _h_addsub(ev, fr, op, ops, rtype, 1)
+
+
+def _h_sub(ev, fr, op, ops, rtype):
+    return _h_addsub(ev, fr, op, ops, rtype, -1)
+
+
+def _h_mul(ev, fr, op, ops, rtype):
+    if len(ops) != 2:
         return None
+    a, b = fr.env.get(ops[0]), fr.env.get(ops[1])
+    if isinstance(a, S.TAff) or isinstance(b, S.TAff):
+        rank = _rank(rtype)
+        ta, tb = _tensor(a, rank), _tensor(b, rank)
+        return None if ta is None or tb is None else S.t_mul(ta, tb)
+    return S.mul(_num(a), _num(b))
+
+
+def _h_make_range(ev, fr, op, ops, rtype):
+    return S.TAff(_int_attr(op, "start") or 0, (1,))
+
+
+def _h_splat(ev, fr, op, ops, rtype):
+    v = fr.env.get(ops[0]) if ops else None
+    rank = _rank(rtype)
+    if isinstance(v, S.Mask):
+        return S.mask_rank(v, rank)
+    n = _num(v)
+    return None if n is None else S.TAff(n, (0,) * rank)
+
+
+def _h_program_id(ev, fr, op, ops, rtype):
+    axis = _axis_of_pid_op(op)
+    ev.out.pid_axes.add(axis)
+    return S.sym(f"p{axis}")
+
+
+def _h_num_programs(ev, fr, op, ops, rtype):
+    return ev.grid_known[_axis_of_pid_op(op)]
+
+
+def _h_expand_dims(ev, fr, op, ops, rtype):
+    v = fr.env.get(ops[0]) if ops else None
+    axis = _int_attr(op, "axis") or 0
+    if isinstance(v, S.TAff):
+        return S.TAff(v.c, v.strides[:axis] + (0,) + v.strides[axis:])
+    if isinstance(v, S.Mask):
+        return S.mask_expand(v, axis)
+    return None
+
+
+def _h_broadcast(ev, fr, op, ops, rtype):
+    v = fr.env.get(ops[0]) if ops else None
+    if isinstance(v, S.Mask):
+        return v
+    src = fr.type(ops[0]) if ops else None
+    if isinstance(v, S.TAff) and type(src) is TensorType and len(src.shape) == _rank(rtype):
+        # a size-1 axis takes one lane index only; its stride no longer matters
+        return S.TAff(v.c, tuple(0 if d == 1 else k for d, k in zip(src.shape, v.strides)))
+    return None
+
+
+def _h_identity(ev, fr, op, ops, rtype):
+    v = fr.env.get(ops[0]) if ops else None
+    if isinstance(v, S.Mask):
+        # i1 -> i1 keeps a mask; widening a mask makes 0/1 integers we do not track
+        return v if tinfo(rtype).elem_bytes == 1 and _rank(rtype) else None
+    return v
+
+
+def _h_trunci(ev, fr, op, ops, rtype):
+    v = fr.env.get(ops[0]) if ops else None
+    e = rtype.element if type(rtype) is TensorType else rtype
+    bits = e.bits if isinstance(e, ScalarType) else 0
+    if type(v) is int and bits:
+        v &= (1 << bits) - 1
+        return v - (1 << bits) if bits > 1 and v >= 1 << (bits - 1) else v
+    return v if bits > 1 else None
+
+
+def _h_cmpi(ev, fr, op, ops, rtype):
+    pred = _predicate(op)
+    if pred is None or len(ops) != 2:
+        return None
+    a, b = fr.env.get(ops[0]), fr.env.get(ops[1])
+    if type(a) is int and type(b) is int:
+        return _cmp_int(pred, a, b)
+    rank = _rank(rtype)
+    if pred in ("eq", "ne"):
+        r = _binary_int(lambda x, y: _cmp_int(pred, x, y), a, b)
+        if not isinstance(r, S.TAff):
+            return None
+        return S.Mask(()) if r.c == 1 else S.Mask(((1, ()),))
+    ta, tb = _tensor(a, rank), _tensor(b, rank)
+    if ta is None or tb is None:
+        return None
+    m = S.compare(pred, ta, tb)
+    if m is not None and rank == 0 and m.exact:
+        if not m.atoms:
+            return 1
+        if len(m.atoms) == 1 and m.atoms[0] == (1, ()):
+            return 0
+    return m
+
+
+def _h_andi(ev, fr, op, ops, rtype):
+    if len(ops) != 2:
+        return None
+    a, b = fr.env.get(ops[0]), fr.env.get(ops[1])
+    if isinstance(a, S.Mask) or isinstance(b, S.Mask):
+        if a == 0 or b == 0:
+            return 0 if _rank(rtype) == 0 else S.Mask(((1, ()),))
+        ma = a if isinstance(a, S.Mask) else (S.Mask(()) if a == 1 else None)
+        mb = b if isinstance(b, S.Mask) else (S.Mask(()) if b == 1 else None)
+        return S.mask_and(ma, mb)
+    if type(a) is int and type(b) is int:
+        return a & b
+    return _binary_int(lambda x, y: x & y, a, b)
+
+
+def _h_select(ev, fr, op, ops, rtype):
+    if len(ops) != 3:
+        return None
+    c, a, b = (fr.env.get(o) for o in ops)
+    if type(c) is int:
+        return a if c else b
+    return a if a is not None and a == b else None
+
+
+_HANDLERS = {
+    "arith.addi": _h_add,
+    "arith.subi": _h_sub,
+    "arith.muli": _h_mul,
+    "tt.make_range": _h_make_range,
+    "tt.splat": _h_splat,
+    "tt.get_program_id": _h_program_id,
+    "tt.get_num_programs": _h_num_programs,
+    "tt.expand_dims": _h_expand_dims,
+    "tt.broadcast": _h_broadcast,
+    "arith.trunci": _h_trunci,
+    "arith.cmpi": _h_cmpi,
+    "arith.andi": _h_andi,
+    "arith.select": _h_select,
+}
+for _name in _IDENTITY_CASTS:
+    _HANDLERS[_name] = _h_identity
+
+
+def _abstract(ev: Evaluator, fr: _Frame, op: Operation, name: str, ops: list, rtype):
+    """Abstract value of a pure op's (first) result: int, Aff, TAff, Mask or None."""
+    h = _HANDLERS.get(name)
+    if h is not None:
+        return h(ev, fr, op, ops, rtype)
     fn = _INT_FNS.get(name)
-    if fn is not None and len(vals) == 2:
-        return _binary_int(fn, vals[0], vals[1])
+    if fn is not None and len(ops) == 2:
+        return _binary_int(fn, fr.env.get(ops[0]), fr.env.get(ops[1]))
     return None
 
 
 # ---------------------------------------------------------------- register pressure
 
 
-def _uses(op: Operation, out: list) -> None:
-    out.extend(op.operands)
+def _uses(fi: FuncInfo, op: Operation, out: list) -> None:
+    out.extend(fi.opnd[id(op)])
     for region in op.regions:
         for block in region.blocks[:1]:
             for inner in block.operations:
-                _uses(inner, out)
+                _uses(fi, inner, out)
 
 
 def _peak_live(fi: FuncInfo, block: Block, outer: int) -> int:
@@ -1121,20 +1258,20 @@ def _peak_live(fi: FuncInfo, block: Block, outer: int) -> int:
     runs, plus ``outer`` (what enclosing blocks keep alive meanwhile)."""
     live = fi.live
     ops = [op for op in block.operations if id(op) in live or op.name in TERMINATORS]
-    last: dict[str, int] = {}
+    last: dict = {}
     for i, op in enumerate(ops):
-        used: list[str] = []
-        _uses(op, used)
+        used: list = []
+        _uses(fi, op, used)
         for v in used:
             last[v] = i
     types = fi.types
     running = outer
     dies: dict[int, int] = {}
-    for name, t in block.arguments:
-        b = _value_bytes(t)
+    for key in fi.bargs.get(id(block), ()):
+        b = tinfo(types[key]).value_bytes
         if b:
             running += b
-            j = last.get(name, -1)
+            j = last.get(key, -1)
             dies[j] = dies.get(j, 0) + b
     running -= dies.pop(-1, 0)
     peak = running
@@ -1142,8 +1279,8 @@ def _peak_live(fi: FuncInfo, block: Block, outer: int) -> int:
         for region in op.regions:
             for inner in region.blocks[:1]:
                 peak = max(peak, _peak_live(fi, inner, running))
-        for r in op.results:
-            b = _value_bytes(types.get(r))
+        for r in fi.res[id(op)]:
+            b = tinfo(types[r]).value_bytes
             if b:
                 running += b
                 j = last.get(r, i)

@@ -330,9 +330,16 @@ def sum_clamped_linear(a: int, b: int, n: int, count: int) -> int:
     return total
 
 
-def mask_fraction(mask: Mask, shape: tuple[int, ...], domains: Domains) -> float:
+def mask_fraction(
+    mask: Mask, shape: tuple[int, ...], domains: Domains, guards: dict[str, Scalar] | None = None
+) -> float:
     """Mean share of active lanes of ``mask`` on a tensor of ``shape``,
     averaged over every symbol's domain (all programs, all loop iterations).
+
+    ``guards`` maps a loop symbol to an expression that is negative exactly on
+    the iterations that run, for loops whose trip count varies with other
+    symbols (e.g. ``for i in range(pid, n, step)``): points where a guard is
+    not negative are left out of the average.
 
     Independent groups of atoms (no shared axis, no shared symbol) are averaged
     separately and multiplied, which keeps 2-D tiles with one program id per
@@ -350,7 +357,7 @@ def mask_fraction(mask: Mask, shape: tuple[int, ...], domains: Domains) -> float
     groups = _independent_groups(atoms)
     frac = 1.0
     for group in groups:
-        frac *= _group_fraction(group, shape, numel, domains)
+        frac *= _group_fraction(group, shape, numel, domains, guards or {})
         if frac == 0.0:
             break
     return frac
@@ -381,11 +388,23 @@ def _independent_groups(atoms: list[Atom]) -> list[list[Atom]]:
     return [g for _, g in groups]
 
 
-def _group_fraction(group: list[Atom], shape: tuple[int, ...], numel: int, domains: Domains) -> float:
+def _group_fraction(
+    group: list[Atom], shape: tuple[int, ...], numel: int, domains: Domains, guards: dict[str, Scalar]
+) -> float:
     syms = symbols_of(c for c, _ in group)
     if not syms:
         return _active_count(group, shape) / numel  # type: ignore[arg-type]
-    if len(group) == 1 and len(syms) == 1:
+    active_guards = []
+    k = 0
+    while k < len(syms):  # close over the symbols the guards mention
+        g = guards.get(syms[k])
+        if g is not None:
+            active_guards.append(g)
+            for extra in symbols_of([g]):
+                if extra not in syms:
+                    syms.append(extra)
+        k += 1
+    if len(group) == 1 and len(syms) == 1 and not active_guards:
         c, s = group[0]
         nz = [d for d, k in enumerate(s) if k]
         if len(nz) == 1 and s[nz[0]] == 1:
@@ -399,6 +418,8 @@ def _group_fraction(group: list[Atom], shape: tuple[int, ...], numel: int, domai
     acc = 0.0
     k = 0
     for values in combos(syms, domains):
+        if any((substitute(g, values) or 0) >= 0 for g in active_guards):
+            continue  # this iteration does not run for these programs
         concrete = [(substitute(c, values), s) for c, s in group]
         acc += _active_count(concrete, shape) / numel  # type: ignore[arg-type]
         k += 1

@@ -5,7 +5,12 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from learned_cost.features import BindingError, Bindings, canonical_bindings, parse_bindings
+from learned_cost.features import (
+    BindingError,
+    Bindings,
+    canonical_bindings,
+    parse_bindings,
+)
 
 
 def test_text_form_with_args_and_program_ids():

@@ -1,0 +1,69 @@
+"""Time TTIR parse + feature extraction on every test fixture.
+
+Prints, per fixture and variant (raw front-end TTIR, optimized TTIR), the
+median (p50) and 95th percentile (p95) wall time in microseconds of
+``parse_ttir`` + ``extract_features`` together, and of the feature
+evaluation alone (text already parsed).
+
+Run:  .venv/bin/python scripts/bench_features.py [--repeat N] [--fixtures DIR]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import time
+from pathlib import Path
+
+from learned_cost.features import extract_features
+from learned_cost.ttir.parser import parse_ttir
+
+ROOT = Path(__file__).resolve().parent.parent
+DEFAULT_FIXTURES = ROOT / "tests" / "fixtures" / "ttir"
+
+
+def _percentile(samples: list[float], q: float) -> float:
+    s = sorted(samples)
+    k = min(len(s) - 1, max(0, round(q * (len(s) - 1))))
+    return s[k]
+
+
+def _time(fn, repeat: int) -> list[float]:
+    fn()  # warm-up: first call pays imports and caches
+    out = []
+    for _ in range(repeat):
+        t0 = time.perf_counter()
+        fn()
+        out.append((time.perf_counter() - t0) * 1e6)
+    return out
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--repeat", type=int, default=300, help="timed calls per fixture (default 300)")
+    ap.add_argument("--fixtures", type=Path, default=DEFAULT_FIXTURES, help="folder with fixtures.json")
+    args = ap.parse_args(argv)
+
+    spec = json.loads((args.fixtures / "fixtures.json").read_text())
+    print(f"{'fixture':<22} {'lines':>6} {'p50 us':>9} {'p95 us':>9} {'eval p50':>9} {'eval p95':>9}")
+    for name, entry in spec.items():
+        for variant in ("raw", "opt"):
+            fname = entry["files"].get(variant)
+            if not fname:
+                continue
+            text = (args.fixtures / fname).read_text()
+            bindings = entry.get("arg_bindings")
+            module = parse_ttir(text)
+            both = _time(lambda: extract_features(parse_ttir(text), bindings), args.repeat)
+            only = _time(lambda: extract_features(module, bindings), args.repeat)
+            print(
+                f"{name + '.' + variant:<22} {text.count(chr(10)):>6} "
+                f"{statistics.median(both):>9.0f} {_percentile(both, 0.95):>9.0f} "
+                f"{statistics.median(only):>9.0f} {_percentile(only, 0.95):>9.0f}"
+            )
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
