@@ -136,6 +136,8 @@ _cache: PredictionCache | None = None
 _raw = LRUCache(8192)
 # Parsed modules by location-stripped TTIR digest (parsing dominates an uncached call).
 _modules = LRUCache(256)
+# Digest of each raw text seen (location stripping costs as much as a model call).
+_digests = LRUCache(4096)
 
 
 def _prediction_cache() -> PredictionCache:
@@ -156,6 +158,7 @@ def clear_caches() -> None:
         _cache = None
     _raw.clear()
     _modules.clear()
+    _digests.clear()
     clear_model_cache()
 
 
@@ -337,7 +340,10 @@ def _prepare_checked(item: Mapping, config: Any, model_dir: Any) -> Prediction |
         raise _ItemError(str(e)) from None
 
     cache = _prediction_cache()
-    digest = ttir_digest(ttir)
+    digest = _digests.get(ttir)
+    if digest is None:
+        digest = ttir_digest(ttir)
+        _digests.put(ttir, digest)
     key = prediction_key(digest, canon, grid, options, profile.digest, model.digest)
     latency = cache.get(key)
     if latency is not None:

@@ -195,6 +195,7 @@ def _positive(v: Any) -> bool:
 _LOCK = threading.Lock()
 _BY_PATH: dict[tuple[str, int], HardwareProfile] = {}
 _DEFAULT: list[str] = []
+_SHIPPED: dict[str, HardwareProfile] = {}
 
 
 def list_profiles() -> list[str]:
@@ -442,8 +443,20 @@ def resolve_hardware(
             raise UnknownHardwareError(
                 f"unknown target_arch {target_arch!r}; known profiles: {', '.join(list_profiles())}"
             )
-        return load_profile(name)
+        return _shipped(name)
     return _resolve_name(default_hardware_name(), "LEARNED_COST_HARDWARE")
+
+
+def _shipped(name: str) -> HardwareProfile:
+    """A shipped profile, loaded once per process (the package's own files
+    do not change while it runs; edited copies go through paths)."""
+    with _LOCK:
+        hit = _SHIPPED.get(name)
+    if hit is None:
+        hit = load_profile(name)
+        with _LOCK:
+            _SHIPPED[name] = hit
+    return hit
 
 
 def _resolve_name(value: Any, what: str) -> HardwareProfile:
@@ -455,7 +468,7 @@ def _resolve_name(value: Any, what: str) -> HardwareProfile:
         raise UnknownHardwareError(f"{what} must be a profile name, SoC name or JSON path, got {value!r}")
     name = match_arch(value)
     if name is not None:
-        return load_profile(name)
+        return _shipped(name)
     s = value.strip()
     if s.endswith(".json") or "/" in s or os.sep in s:
         return load_profile(s)
