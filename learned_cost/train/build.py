@@ -16,7 +16,12 @@ from pathlib import Path
 import pandas as pd
 
 from ..dataset import ProfileStore
-from .features_table import FeaturesTable, build_features_table, data_digest
+from .features_table import (
+    FeaturesTable,
+    cached_features_table,
+    data_digest,
+    default_cache_dir,
+)
 from .fit import LATENCY_VARIANTS, VARIANTS, FitParams, Selection, fit, select_variant
 
 
@@ -29,8 +34,10 @@ class TrainResult:
     seconds: float
 
 
-def load_features(data_dir: str | Path, hardware: str, progress: bool = True) -> tuple[FeaturesTable, object]:
-    """Features table of a profile directory, and the hardware profile used."""
+def load_features(data_dir: str | Path, hardware: str, progress: bool = True, cache: bool = True,
+                  jobs: int | None = None) -> tuple[FeaturesTable, object]:
+    """Features table of a profile directory, and the hardware profile used.
+    ``cache`` keeps tables in the user cache (see ``default_cache_dir``)."""
     from ..hardware import load_profile
 
     store = ProfileStore(Path(data_dir))
@@ -38,7 +45,8 @@ def load_features(data_dir: str | Path, hardware: str, progress: bool = True) ->
     if rows.empty:
         raise ValueError(f"no profile rows under {data_dir}")
     profile = load_profile(hardware)
-    ft = build_features_table(rows, store.load_ttir(), profile, progress=progress)
+    ft = cached_features_table(rows, store.load_ttir(), profile, default_cache_dir() if cache else None,
+                               progress=progress, jobs=jobs)
     if ft.table.empty:
         reasons = sorted(set(ft.dropped.values()))[:3]
         raise ValueError(f"no usable training rows under {data_dir} (dropped: {reasons})")
@@ -98,7 +106,7 @@ def _records(df: pd.DataFrame) -> dict:
 
 
 def train_model(data_dir: str | Path, hardware: str, out: str | Path, params: FitParams | None = None,
-                variant: str | None = None, progress: bool = True) -> TrainResult:
+                variant: str | None = None, progress: bool = True, cache: bool = True) -> TrainResult:
     """``learned-cost train``: profile directory -> model directory."""
-    ft, _ = load_features(data_dir, hardware, progress=progress)
+    ft, _ = load_features(data_dir, hardware, progress=progress, cache=cache)
     return train_from_table(ft, hardware, out, params, variant)

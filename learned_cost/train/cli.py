@@ -67,7 +67,7 @@ def cmd_train(args) -> int:
         return _err(f"--rounds must be >= 1, got {args.rounds}")
     try:
         res = train_model(args.data, args.hardware, args.out, _params(args), variant=args.variant,
-                          progress=not args.quiet)
+                          progress=not args.quiet, cache=not args.no_cache)
     except (ValueError, KeyError) as e:
         return _err(str(e))
     if res.selection is not None:
@@ -94,7 +94,7 @@ def cmd_evaluate(args) -> int:
             return _err(f"--schemes: unknown scheme {s!r}; expected some of {','.join(SCHEMES)}")
     log = (lambda *_: None) if args.quiet else (lambda m: print(m, file=sys.stderr, flush=True))
     try:
-        ft, _ = load_features(args.data, args.hardware, progress=not args.quiet)
+        ft, _ = load_features(args.data, args.hardware, progress=not args.quiet, cache=not args.no_cache)
         res = evaluate(ft.table, args.hardware, _params(args), schemes=schemes,
                        model_dir=args.model, log=log)
     except (ValueError, KeyError) as e:
@@ -155,6 +155,8 @@ def _add_fit_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--threads", type=int, default=None, help="LightGBM threads (default 2; part of determinism)")
     p.add_argument("--seed", type=int, default=None, help="random seed (default fixed)")
     p.add_argument("--quiet", action="store_true", help="no progress output")
+    p.add_argument("--no-cache", action="store_true",
+                   help="recompute features instead of reusing the cached table ($LEARNED_COST_CACHE or ~/.cache)")
 
 
 def register(subparsers) -> None:

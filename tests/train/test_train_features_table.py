@@ -76,3 +76,29 @@ def test_training_rows_and_digest(store):
     changed = tr.copy()
     changed.loc[0, "latency_us"] += 1e-9
     assert data_digest(changed) != data_digest(tr)
+
+
+def test_processes_give_the_same_table(store):
+    s, _, _ = store
+    prof = load_profile("h200")
+    one = build_features_table(s.load_rows(), s.load_ttir(), prof, progress=False, jobs=1)
+    two = build_features_table(s.load_rows(), s.load_ttir(), prof, progress=False, jobs=2)
+    assert one.table.equals(two.table)
+    assert one.dropped == two.dropped
+
+
+def test_cache_round_trip(store, tmp_path):
+    from learned_cost.train.features_table import cached_features_table
+
+    s, _, _ = store
+    prof = load_profile("h200")
+    cache = tmp_path / "cache"
+    a = cached_features_table(s.load_rows(), s.load_ttir(), prof, cache, progress=False)
+    assert len(list(cache.glob("*.parquet"))) == 1
+    b = cached_features_table(s.load_rows(), s.load_ttir(), prof, cache, progress=False)
+    assert a.table.equals(b.table) and a.dropped == b.dropped
+    # other rows, other entry
+    rows = s.load_rows()
+    rows.loc[rows["key"] == "add0", "latency_us"] = 99.0
+    cached_features_table(rows, s.load_ttir(), prof, cache, progress=False)
+    assert len(list(cache.glob("*.parquet"))) == 2
