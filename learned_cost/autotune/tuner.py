@@ -39,7 +39,11 @@ from .perf_model import (
     predict_launches,
     visible_device_name,
 )
-from .prune import PrunePlan, is_finite, plan_pruning, resolve_top_k
+from .prune import PrunePlan, check_tie_rtol, is_finite, plan_pruning, resolve_top_k
+
+# Predictions closer than this (relative) count as ties: repeated
+# measurements of one launch already differ by about 0.4-1 %.
+DEFAULT_TIE_RTOL = 0.005
 
 
 @dataclass
@@ -84,12 +88,15 @@ class PruningAutotuner(Autotuner):
                  early_config_prune: Callable | None = None, predictor: Predictor | None = None,
                  hardware: str | None = None, target: tuple | None = None,
                  feedback: bool | None = None, feedback_dir: str | os.PathLike | None = None,
+                 tie_rtol: float = DEFAULT_TIE_RTOL,
                  reset_to_zero=None, restore_value=None, pre_hook=None, post_hook=None, do_bench=None):
         resolve_top_k(top_k, 1)  # validate now, not at the first launch
+        check_tie_rtol(tie_rtol)
         prune_by = {"early_config_prune": early_config_prune} if early_config_prune else None
         super().__init__(fn, arg_names, configs, key, reset_to_zero, restore_value, pre_hook=pre_hook,
                          post_hook=post_hook, prune_configs_by=prune_by, do_bench=do_bench)
         self.top_k = top_k
+        self.tie_rtol = tie_rtol
         self.predictor = predictor
         self.hardware = hardware
         self.target = target
@@ -144,7 +151,8 @@ class PruningAutotuner(Autotuner):
         t0 = time.perf_counter()
         launches, preds = self.predict(self.nargs, kwargs, candidates)
         groups = [la.equivalence_key() if la is not None else ("no-ttir", i) for i, la in enumerate(launches)]
-        plan = plan_pruning(preds, groups, self.top_k)
+        descriptors = [{k: v for k, v in c.all_kwargs().items() if v is not None} for c in candidates]
+        plan = plan_pruning(preds, groups, self.top_k, descriptors, self.tie_rtol)
         return candidates, launches, preds, plan, time.perf_counter() - t0
 
     # ------------------------------------------------ stock Autotuner hooks
@@ -253,6 +261,7 @@ def autotune(configs: Sequence[Config], key: Sequence[str], top_k: float = 0.25,
              early_config_prune: Callable | None = None, predictor: Predictor | None = None,
              hardware: str | None = None, target: tuple | None = None,
              feedback: bool | None = None, feedback_dir: str | os.PathLike | None = None,
+             tie_rtol: float = DEFAULT_TIE_RTOL,
              reset_to_zero=None, restore_value=None, pre_hook=None, post_hook=None, do_bench=None):
     """Decorator like ``triton.autotune`` that benchmarks only the best
     ``top_k`` configs by predicted latency.
@@ -265,7 +274,10 @@ def autotune(configs: Sequence[Config], key: Sequence[str], top_k: float = 0.25,
     (backend, arch, warp size) for TTIR (default: the active driver's).
     ``feedback``: record measured timings (default on; env
     ``LEARNED_COST_FEEDBACK=0`` turns it off); ``feedback_dir`` overrides the
-    store directory. The rest is passed to Triton's Autotuner.
+    store directory. ``tie_rtol``: predictions within this relative
+    distance of the top-k boundary count as ties and are chosen to spread
+    over the config space (0 turns that off; see ``prune``). The rest is
+    passed to Triton's Autotuner.
 
     Example::
 
@@ -282,7 +294,7 @@ def autotune(configs: Sequence[Config], key: Sequence[str], top_k: float = 0.25,
         return PruningAutotuner(
             fn, fn.arg_names, list(configs), list(key), top_k=top_k, early_config_prune=early_config_prune,
             predictor=predictor, hardware=hardware, target=target, feedback=feedback, feedback_dir=feedback_dir,
-            reset_to_zero=reset_to_zero, restore_value=restore_value, pre_hook=pre_hook, post_hook=post_hook,
+            tie_rtol=tie_rtol, reset_to_zero=reset_to_zero, restore_value=restore_value, pre_hook=pre_hook, post_hook=post_hook,
             do_bench=do_bench,
         )
 

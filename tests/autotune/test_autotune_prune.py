@@ -108,3 +108,46 @@ def test_group_keys_length_checked():
 def test_empty():
     plan = plan_pruning([], None, 0.25)
     assert plan.kept == () and plan.fallback == ()
+
+
+GRID = [{"BLOCK": b, "num_warps": w} for b in (256, 512, 1024, 2048, 4096) for w in (1, 2, 4, 8)]
+
+
+def test_exact_ties_spread_over_config_space():
+    # a model that cannot tell the configs apart: take corners and centre,
+    # not the first five in the caller's order
+    plan = plan_pruning([7.0] * 20, None, 0.25, GRID, 0.005)
+    kept = [GRID[i] for i in plan.kept]
+    assert kept[:4] == [{"BLOCK": 256, "num_warps": 1}, {"BLOCK": 4096, "num_warps": 8},
+                        {"BLOCK": 256, "num_warps": 8}, {"BLOCK": 4096, "num_warps": 1}]
+    assert {c["BLOCK"] for c in kept} >= {256, 1024, 4096}
+    assert sorted(plan.kept + plan.fallback) == list(range(20))
+
+
+def test_ties_off_keeps_caller_order():
+    plan = plan_pruning([7.0] * 20, None, 0.25, GRID, 0.0)
+    assert plan.kept == (0, 1, 2, 3, 4)
+
+
+def test_clear_winners_are_not_reordered():
+    preds = [1.0, 1.1, 1.2, 1.3] + [50.0] * 16
+    plan = plan_pruning(preds, None, 0.25, GRID, 0.005)
+    # the four distinct best stay first; only the tied tail is spread
+    assert plan.kept[:4] == (0, 1, 2, 3)
+    # the four picks are BLOCK=256 with every warp count: the farthest is BLOCK=4096
+    assert GRID[plan.kept[4]] == {"BLOCK": 4096, "num_warps": 1}
+
+
+def test_near_tie_tolerance_is_relative():
+    preds = [10.0, 10.04, 10.2, 10.3]
+    descs = [{"A": 1}, {"A": 2}, {"A": 3}, {"A": 4}]
+    # 10.04 is within 0.5 % of 10.0: a tie; 10.2 is not
+    assert plan_pruning(preds, None, 1, descs, 0.005).kept == (0,)
+    assert set(plan_pruning(preds, None, 2, descs, 0.005).kept) == {0, 1}
+    assert plan_pruning(preds, None, 3, descs, 0.005).kept == (0, 1, 2)
+
+
+@pytest.mark.parametrize("bad", [-0.1, math.nan, math.inf, True, "0.1"])
+def test_tie_rtol_validated(bad):
+    with pytest.raises(ValueError, match="tie_rtol"):
+        plan_pruning([1.0, 2.0], None, 1, [{}, {}], bad)
