@@ -199,6 +199,6 @@ def record_tuning_run(root: Path | str, measurements: Sequence[Measurement], **r
     try:
         rows = feedback_rows(measurements, **row_fields)
         return write_feedback(root, measurements, rows)
-    except Exception as e:
+    except Exception as e:  # noqa: BLE001 - recording must never break a tuning run
         warnings.warn(f"learned_cost: autotune feedback not recorded ({type(e).__name__}: {e})", RuntimeWarning, stacklevel=2)
         return None

@@ -212,7 +212,7 @@ class PerfModel:
         # Every kernel argument arrives by name; the binder accepts that.
         try:
             launch = d.describe([], {}, kwargs, grid if grid is not None else (1,))
-        except Exception as e:
+        except Exception as e:  # noqa: BLE001 - no TTIR: no prediction, never a crash
             warnings.warn(f"learned_cost: no TTIR for config {kwargs} ({type(e).__name__}: {e})", RuntimeWarning, stacklevel=2)
             return math.inf
         key = launch.equivalence_key()

@@ -124,7 +124,7 @@ class PruningAutotuner(Autotuner):
     def _describe(self, named: Mapping[str, Any], kwargs: Mapping[str, Any], cfg: Config) -> LaunchIR | None:
         try:
             return self.describer.describe([], {**named, **kwargs}, cfg.all_kwargs(), kwargs.get("grid", (1,)))
-        except Exception as e:
+        except Exception as e:  # noqa: BLE001 - no TTIR: unpredicted, still tunable
             warnings.warn(f"learned_cost: no TTIR for config {cfg} ({type(e).__name__}: {e})", RuntimeWarning, stacklevel=3)
             return None
 
@@ -132,7 +132,7 @@ class PruningAutotuner(Autotuner):
         """(launches, predicted latencies in us) of ``candidates``."""
         try:
             launches = [self._describe(named, kwargs, c) for c in candidates]
-        except Exception as e:  # e.g. triton internals changed: fail open
+        except Exception as e:  # noqa: BLE001 - e.g. triton internals changed: fail open
             warnings.warn(f"learned_cost: TTIR building failed ({type(e).__name__}: {e})", RuntimeWarning, stacklevel=2)
             launches = [None] * len(candidates)
         hw = self.hardware or default_hardware()
@@ -168,7 +168,7 @@ class PruningAutotuner(Autotuner):
         error)."""
         try:
             t = self._bench(*args, config=config, **kwargs)
-        except Exception as e:
+        except Exception as e:  # noqa: BLE001 - a failing config is a result, not a crash
             return [math.inf] * 3, "runtime_error", f"{type(e).__name__}: {e}"[:500]
         med = t[0] if isinstance(t, (list, tuple)) else t
         if not is_finite(med):
