@@ -303,11 +303,16 @@ def test_workers_from_env_and_bad_values(monkeypatch):
 
 
 def test_estimates_are_flagged_with_one_estimate_warning():
-    # no grid, no num_programs and a kernel whose grid cannot be inferred
-    item = fixture_item("persistent", grid=None, arg_bindings="arg2=1048576")
+    # no grid and no num_programs: the launch size is a guess
+    item = fixture_item("matmul", grid=None, arg_bindings=None)
     with warnings.catch_warnings(record=True) as rec:
         warnings.simplefilter("always")
         config, lat = costmodel_bench(item)
-    assert math.isfinite(lat) and lat > 0
+    assert config == "matmul" and math.isfinite(lat) and lat > 0
     est = [w for w in rec if issubclass(w.category, EstimateWarning)]
-    assert len(est) <= 1
+    assert len(est) == 1 and len(_runtime_warnings(rec)) == 1
+    assert "assumed" in str(est[0].message)
+    # a fully specified item is not flagged
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        costmodel_bench(fixture_item("matmul"))

@@ -1,0 +1,74 @@
+"""A trained model in the model folder is picked up and used by the API.
+
+The booster here is fitted on a few feature vectors of the test fixtures with
+made-up targets: it exercises loading and wiring only, it is not a model of
+any hardware.
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+
+import numpy as np
+import pytest
+
+from learned_cost.api import clear_caches, costmodel_bench, predict_item, predict_items
+from learned_cost.hardware import load_profile
+from learned_cost.models import select_model
+
+from .conftest import fixture_item
+
+lgb = pytest.importorskip("lightgbm")
+learned = pytest.importorskip("learned_cost.models.learned")
+
+
+@pytest.fixture
+def model_dir(tmp_path, monkeypatch):
+    profile = load_profile("h200")
+    fvs = []
+    for name in ("add", "matmul", "softmax", "layernorm", "row_sum", "add2d", "embedding", "cumsum"):
+        p = predict_item(fixture_item(name))
+        assert p.ok
+        fvs.append(p.features)
+    x = np.vstack([learned.input_vector(f, profile) for f in fvs] * 4)
+    y = np.log(np.linspace(2.0, 50.0, len(x)))
+    booster = lgb.train({"objective": "regression", "min_data_in_leaf": 1, "num_leaves": 4, "verbose": -1,
+                         "num_threads": 1, "deterministic": True}, lgb.Dataset(x, y), num_boost_round=5)
+    model = learned.LearnedModel.from_booster(
+        booster, {"variant": "log_latency", "model_inputs": learned.input_names(), "hardware": "h200",
+                  "hyperparameters": {}})
+    model.save(tmp_path / "h200")
+    monkeypatch.setenv("LEARNED_COST_MODEL_DIR", str(tmp_path))
+    clear_caches()
+    return tmp_path
+
+
+def test_trained_model_is_selected_and_used(model_dir):
+    m = select_model(load_profile("h200"))
+    assert m.name == "learned"
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        p = predict_item(fixture_item("matmul", model=None))
+    assert p.ok and p.model == "learned" and math.isfinite(p.latency_us) and p.latency_us > 0
+    forced = predict_item(fixture_item("matmul", model="analytic"))
+    assert forced.model == "analytic" and forced.latency_us != p.latency_us
+    # no 910B model in the folder: the analytic model answers for that profile
+    assert predict_item(fixture_item("matmul", model=None, hardware="ascend_910b")).model == "analytic"
+
+
+def test_batched_list_equals_serial_with_a_trained_model(model_dir):
+    items = [fixture_item("add", model=None, config=i, arg_bindings=f"arg3={5000 + 97 * i}") for i in range(60)]
+    serial = dict(costmodel_bench(it) for it in items)
+    clear_caches()
+    assert costmodel_bench(items, workers=4) == serial
+    assert {p.model for p in predict_items(items)} == {"learned"}
+
+
+def test_corrupt_model_falls_back_with_one_warning(model_dir):
+    (model_dir / "h200" / "model.txt").write_text("tree\nnonsense\n")
+    clear_caches()
+    with pytest.warns(RuntimeWarning, match="unusable") as rec:
+        config, lat = costmodel_bench(fixture_item("add", model=None))
+    assert math.isfinite(lat) and len([w for w in rec if issubclass(w.category, RuntimeWarning)]) == 1
+    assert predict_item(fixture_item("add", model=None, config="again")).model == "analytic"
