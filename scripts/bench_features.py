@@ -55,8 +55,8 @@ def main(argv: list[str] | None = None) -> int:
             text = (args.fixtures / fname).read_text()
             bindings = entry.get("arg_bindings")
             module = parse_ttir(text)
-            both = _time(lambda: extract_features(parse_ttir(text), bindings), args.repeat)
-            only = _time(lambda: extract_features(module, bindings), args.repeat)
+            both = _time(lambda t=text, b=bindings: extract_features(parse_ttir(t), b), args.repeat)
+            only = _time(lambda m=module, b=bindings: extract_features(m, b), args.repeat)
             print(
                 f"{name + '.' + variant:<22} {text.count(chr(10)):>6} "
                 f"{statistics.median(both):>9.0f} {_percentile(both, 0.95):>9.0f} "

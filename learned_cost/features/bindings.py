@@ -63,11 +63,12 @@ def _to_int(key: str, value: object) -> int:
     if isinstance(value, str) and _INT_TEXT.fullmatch(value.strip()):
         return int(value.strip())
     # numpy integers and similar expose __index__ but are not int subclasses.
-    if hasattr(value, "__index__") and not isinstance(value, (str, bytes, float)):
+    index = getattr(value, "__index__", None)
+    if index is not None and not isinstance(value, (str, bytes, float)):
         try:
-            return int(value.__index__())
-        except Exception:  # noqa: BLE001 - any failure means "not an int"
-            pass
+            return int(index())
+        except (TypeError, ValueError, OverflowError) as e:
+            raise BindingError(f"binding {key!r}: value {value!r} is not an integer ({e})") from None
     raise BindingError(f"binding {key!r}: value {value!r} is not an integer")
 
 

@@ -1007,10 +1007,16 @@ def _binary_int(fn, a, b):
     or lane-invariant tensors)."""
     if type(a) is int and type(b) is int:
         return fn(a, b)
-    if isinstance(a, S.TAff) and isinstance(b, S.TAff):
-        if type(a.c) is int and type(b.c) is int and not any(a.strides) and not any(b.strides):
-            r = fn(a.c, b.c)
-            return None if r is None else S.TAff(r, a.strides)
+    if (
+        isinstance(a, S.TAff)
+        and isinstance(b, S.TAff)
+        and type(a.c) is int
+        and type(b.c) is int
+        and not any(a.strides)
+        and not any(b.strides)
+    ):
+        r = fn(a.c, b.c)
+        return None if r is None else S.TAff(r, a.strides)
     return None
 
 

@@ -6,6 +6,15 @@ a mismatch. "Per program" means one instance of the kernel (one program id);
 counts inside loops are multiplied by the evaluated trip counts; "elements"
 means tensor elements (a scalar op counts 1). Bytes are bytes, FLOPs count a
 multiply-add as 2. Launch totals are per-program values times ``programs``.
+
+Per-program values are means over all programs of the grid: where the work
+of a program depends on its program id (tail masks, ``range(pid, n, step)``
+loops), the value is the average, so that "times ``programs``" gives the
+launch total. Counts are taken after dead-code removal, constant folding and
+common-subexpression elimination, so raw and optimized TTIR of one kernel
+agree (see ``learned_cost.features.evaluate``); op classes are in
+``learned_cost.features.optable``; how the grid, masks, loops and branches
+are resolved is documented in ``learned_cost.features.extract``.
 """
 
 from __future__ import annotations
@@ -27,23 +36,23 @@ FEATURES: tuple[tuple[str, str], ...] = (
     ("cores", "parallel cores of the target (SMs, AIV or AIC cores), a parameter of extraction"),
     ("waves", "ceil(programs / cores)"),
     ("num_warps", "launch option num_warps (default 4)"),
-    ("num_stages", "launch option num_stages (default 3 on GPUs, 2 elsewhere as given)"),
+    ("num_stages", "launch option num_stages (3 when not given)"),
     ("multibuffer", "launch option multibuffer as 0/1"),
     # --- memory, per program
     ("load_ops", "executed tt.load ops (scalar or tensor) per program"),
     ("store_ops", "executed tt.store ops per program"),
-    ("load_bytes", "bytes loaded per program, masked-off lanes excluded where the bindings allow"),
+    ("load_bytes", "bytes loaded per program, masked-off lanes excluded where the bindings allow (mean over programs and iterations)"),
     ("store_bytes", "bytes stored per program, masked-off lanes excluded where the bindings allow"),
-    ("load_elems", "elements loaded per program"),
-    ("store_elems", "elements stored per program"),
+    ("load_elems", "elements of the loaded tiles per program, masked-off lanes included"),
+    ("store_elems", "elements of the stored tiles per program, masked-off lanes included"),
     ("masked_load_ops", "executed loads that carry a mask"),
     ("masked_store_ops", "executed stores that carry a mask"),
-    ("load_active_fraction", "mean over executed loads of the active-lane fraction (1 when unmasked or unknown)"),
+    ("load_active_fraction", "mean over executed loads of the active-lane fraction (1 when unmasked or not analysable)"),
     ("store_active_fraction", "mean over executed stores of the active-lane fraction"),
-    ("load_elem_bytes", "mean element size of loads in bytes, weighted by elements (0 when no loads)"),
+    ("load_elem_bytes", "mean element size of loads in bytes, weighted by elements (0 when no loads; pointers 8)"),
     ("store_elem_bytes", "mean element size of stores in bytes"),
     ("indirect_load_ops", "executed loads whose address depends on a loaded value (gathers)"),
-    ("indirect_load_bytes", "bytes of those indirect loads"),
+    ("indirect_load_bytes", "bytes of those indirect loads (active lanes)"),
     ("indirect_store_ops", "executed stores whose address depends on a loaded value (scatters)"),
     ("block_ptr_ops", "loads/stores through tt.make_tensor_ptr / descriptors"),
     ("atomic_ops", "executed tt.atomic_rmw / tt.atomic_cas ops"),
@@ -68,10 +77,10 @@ FEATURES: tuple[tuple[str, str], ...] = (
     ("ew_cast_elems", "conversion elements (ext/trunc/fp<->int/bitcast of tensors)"),
     ("ew_cmp_select_elems", "compare and select elements"),
     ("ew_float_elems", "all elementwise elements on floating types"),
-    ("ew_int_elems", "all elementwise elements on integer types (address math included)"),
+    ("ew_int_elems", "all elementwise elements on integer and pointer types (address math included)"),
     ("ew_total_elems", "all elementwise elements (sum of the classes above)"),
     ("reduce_ops", "executed tt.reduce ops"),
-    ("reduce_elems", "input elements of executed reductions"),
+    ("reduce_elems", "input elements of executed reductions (times the number of reduced operands)"),
     ("reduce_axis_len", "largest reduced axis length"),
     ("scan_ops", "executed tt.scan ops"),
     ("scan_elems", "input elements of executed scans"),
@@ -83,15 +92,15 @@ FEATURES: tuple[tuple[str, str], ...] = (
     ("block_dim0", "first dim of the largest tensor value"),
     ("block_dim1", "second dim of the largest tensor value (1 for 1-D)"),
     ("tensor_rank_max", "highest tensor rank seen"),
-    ("peak_live_bytes", "largest sum of bytes of simultaneously live tensor values in any block (register / UB pressure proxy)"),
+    ("peak_live_bytes", "largest sum of bytes of simultaneously live data and index tensors (pointer tensors excluded) over the program, register / UB pressure proxy"),
     # --- control
-    ("loops", "static scf.for/scf.while ops in the entry function and its callees"),
-    ("loop_trip_total", "executed loop iterations summed over all loops (nested ones multiplied)"),
+    ("loops", "static scf.for/scf.while ops (live ones) in the entry function and its callees"),
+    ("loop_trip_total", "executed loop iterations summed over all loops (nested ones multiplied; mean over programs)"),
     ("loop_depth_max", "deepest loop nesting"),
-    ("unresolved_loops", "loops whose trip count could not be evaluated and was estimated"),
-    ("calls", "executed tt.call ops"),
-    ("branches", "static scf.if ops"),
-    ("ops_total", "executed ops of every kind"),
+    ("unresolved_loops", "loops whose trip count could not be evaluated and was estimated (scf.while always)"),
+    ("calls", "executed tt.call ops (helpers the optimizer inlines are counted in raw TTIR only)"),
+    ("branches", "static scf.if ops (live ones)"),
+    ("ops_total", "executed ops that do work: constants, splat, make_range, program ids, terminators, calls, folded and duplicate ops excluded"),
     ("unknown_ops", "executed ops the extractor does not classify"),
     # --- dtype mix, shares of loaded+stored bytes
     ("frac_bytes_f32", "share of memory bytes in 32-bit floats"),

@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Iterable
-from typing import Union
 
 # A domain is the size n of range(n); the symbol takes values 0..n-1.
 Domains = dict[str, int]
@@ -53,7 +52,7 @@ class Aff:
         return tuple(s for s, _ in self.terms)
 
 
-Scalar = Union[int, Aff, None]
+Scalar = int | Aff | None
 
 
 def sym(name: str) -> Aff:
