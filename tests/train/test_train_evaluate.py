@@ -9,7 +9,7 @@ from learned_cost.train.evaluate import acceptance, evaluate
 from learned_cost.train.fit import FitParams, family_folds, random_group_folds
 from learned_cost.train.report import write_report
 
-FAST = FitParams(num_boost_round=40, num_leaves=15)
+FAST = FitParams(num_boost_round=30, num_leaves=7, num_threads=1)
 
 
 def test_family_folds_hold_out_whole_families(synthetic_table):
@@ -35,7 +35,7 @@ def test_random_folds_keep_groups_whole(synthetic_table):
 
 def test_evaluate_and_report(synthetic_table, tmp_path):
     pytest.importorskip("learned_cost.models.analytic")
-    res = evaluate(synthetic_table, "h200", FAST, log=lambda *_: None)
+    res = evaluate(synthetic_table, "h200", FAST, random_splits=2, inner_splits=2, log=lambda *_: None)
     lofo = res.schemes["lofo"]
     # every row scored exactly once out of fold
     assert lofo.scores["learned"].notna().all()

@@ -17,7 +17,7 @@ from learned_cost.train.build import train_from_table
 from learned_cost.train.features_table import FeaturesTable
 from learned_cost.train.fit import FitParams, fit, input_matrix, rank_labels
 
-FAST = FitParams(num_boost_round=60, num_leaves=15)
+FAST = FitParams(num_boost_round=60, num_leaves=15, num_threads=1)
 
 
 @pytest.fixture(scope="module")
