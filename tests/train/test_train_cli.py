@@ -27,3 +27,27 @@ def test_retrain_dry_run_lists_the_steps(capsys):
     steps = [line.split(":")[0] for line in out.splitlines() if line.startswith("[retrain]")]
     assert steps == ["[retrain] collect", "[retrain] train", "[retrain] evaluate", "[retrain] install"]
     assert "--device npu" in out and "models/ascend_910b" in out
+
+
+def test_train_and_evaluate_end_to_end(tmp_path, monkeypatch, capsys):
+    import importlib.util
+    from pathlib import Path
+
+    spec = importlib.util.spec_from_file_location(
+        "train_ft_fixtures", Path(__file__).with_name("test_train_features_table.py"))
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    data = tmp_path / "data"
+    mod.make_fixture_store(data)
+    monkeypatch.setenv("LEARNED_COST_CACHE", str(tmp_path / "cache"))
+    fit = ["--rounds", "5", "--threads", "1", "--quiet"]
+    rc = main(["train", "--data", str(data), "--hardware", "h200", "--out", str(tmp_path / "m"), *fit])
+    assert rc == 0, capsys.readouterr().err
+    assert (tmp_path / "m" / "model.txt").is_file() and (tmp_path / "m" / "metadata.json").is_file()
+    rc = main(["evaluate", "--data", str(data), "--hardware", "h200", "--model", str(tmp_path / "m"),
+               "--out", str(tmp_path / "r"), "--schemes", "lofo", *fit])
+    assert rc == 0, capsys.readouterr().err
+    text = (tmp_path / "r" / "evaluation.md").read_text()
+    assert "Leave-one-family-out" in text and "Shipped model" in text
+    assert "trained on exactly the rows evaluated here: yes" in text
+    assert list((tmp_path / "cache" / "features").glob("*.parquet"))

@@ -27,6 +27,12 @@ FIX = Path(__file__).resolve().parents[1] / "fixtures" / "ttir"
 
 @pytest.fixture()
 def store(tmp_path):
+    return make_fixture_store(tmp_path)
+
+
+def make_fixture_store(tmp_path):
+    """Profile store of 2 families x 3 rows over the add and matmul fixtures,
+    plus a failed, a wrong and an orphan row. Latencies are test values."""
     meta = json.loads((FIX / "fixtures.json").read_text())
     s = ProfileStore(tmp_path)
     texts = {name: (FIX / meta[name]["files"]["opt"]).read_text() for name in ("add", "matmul")}
