@@ -135,6 +135,14 @@ class _Parser:
         self.text = text
         self.lines = text.split("\n")
         self.n = len(self.lines)
+        # cleaned lines: stripped, trailing loc(...) cut, "" for skipped lines
+        clean = [s.strip() for s in self.lines]
+        if "loc(" in text or "//" in text or "\n#" in text or "\n!" in text or text[:1] in "#!":
+            clean_line = self.clean_line
+            for i, s in enumerate(clean):
+                if s and ("loc(" in s or s[0] in "/#!"):
+                    clean[i] = clean_line(s)
+        self.clean_lines = clean
         self.functions: list[Function] = []
         self.module_attrs: dict[str, str] = {}
 
@@ -153,10 +161,10 @@ class _Parser:
 
     # ------------------------------------------------------------ lines
 
-    def clean(self, li: int) -> str:
-        """Line ``li`` stripped, with a trailing ``loc(...)`` cut off; "" for
-        a line with nothing to parse (blank, comment, alias definition)."""
-        s = self.lines[li].strip()
+    @staticmethod
+    def clean_line(s: str) -> str:
+        """A stripped line with a trailing ``loc(...)`` cut off; "" for a line
+        with nothing to parse (blank, comment, alias definition)."""
         if not s:
             return ""
         c = s[0]
@@ -172,10 +180,14 @@ class _Parser:
                 s = s[:j].rstrip()
         return s
 
+    def clean(self, li: int) -> str:
+        return self.clean_lines[li]
+
     def skip_blank(self, li: int) -> tuple[int, str]:
         n = self.n
+        lines = self.clean_lines
         while li < n:
-            s = self.clean(li)
+            s = lines[li]
             if s:
                 return li, s
             li += 1
@@ -217,14 +229,21 @@ class _Parser:
             raise self.error(opener, f"regions nest deeper than {MAX_REGION_DEPTH} levels", "{")
         block = Block()
         region = Region(blocks=[block])
+        ops = block.operations
+        lines = self.clean_lines
+        n = self.n
+        simple_op = self.simple_op
         while True:
-            li, s = self.skip_blank(li)
-            if li >= self.n:
+            if li >= n:
                 raise self.error(
                     opener,
                     f"unexpected end of input: region opened on line {opener + 1} is never closed",
                     "{",
                 )
+            s = lines[li]
+            if not s:
+                li += 1
+                continue
             c = s[0]
             if c == "}":
                 return region, li
@@ -235,13 +254,21 @@ class _Parser:
                 else:
                     block = Block(label=label, arguments=args)
                     region.blocks.append(block)
+                    ops = block.operations
                 li += 1
                 continue
-            op, li = self.parse_op(li, s, depth)
+            # inlined fast path (see parse_op)
+            if s[-1] != "{" and "(" not in s and '"' not in s and "[" not in s and "loc" not in s and "//" not in s:
+                op = simple_op(li, s)
+                if op is not None:
+                    ops.append(op)
+                    li += 1
+                    continue
+            op, li = self.parse_op(li, s, depth, True)
             if isinstance(op, Function):
                 self.functions.append(op)
             else:
-                block.operations.append(op)
+                ops.append(op)
 
     def parse_block_label(self, li: int, s: str) -> tuple[str, list[tuple[str, Type]]]:
         toks = self.lex(li, s)
@@ -254,10 +281,10 @@ class _Parser:
             raise self.error(li, f"expected ':' after block label ^{label}", toks[i] if i < len(toks) else None)
         return label, args
 
-    def parse_op(self, li: int, s: str, depth: int) -> tuple[Parsed, int]:
+    def parse_op(self, li: int, s: str, depth: int, tried_simple: bool = False) -> tuple[Parsed, int]:
         """Parse the operation starting on line ``li`` (cleaned text ``s``);
         return it and the index of the line after it."""
-        if s[-1] != "{" and _is_simple(s):
+        if not tried_simple and s[-1] != "{" and _is_simple(s):
             op = self.simple_op(li, s)
             if op is not None:
                 return op, li + 1
@@ -320,20 +347,35 @@ class _Parser:
         else:
             pre = c[k0:]
             tkey = ""
-        operands = [x[1:-1] if x[-1] == "," else x[1:] for x in pre if x[0] == "%"]
-        if "" in operands:
-            return None  # a bare '%': the general path reports it
         words = None
-        if len(operands) != len(pre):
-            if name.endswith(".constant"):
-                attrs["value"] = " ".join(c[k0:])
-            else:
-                words = [x[:-1] if x[-1] == "," else x for x in pre if x[0] != "%" and x != ","]
-                for w in words:
-                    if not w or (w[0] in "^@<>=)," and w != "="):
-                        return None  # successors, symbols, odd syntax: general path
-                if "=" in words:
-                    words = _keyword_attrs(words, attrs)
+        operands = []
+        for x in pre:
+            # the common case: "%a, %b, %c" (each comma ends a chunk)
+            if x[0] != "%":
+                break
+            operands.append(x[1:-1] if x[-1] == "," else x[1:])
+        else:
+            if pre:
+                joined = " ".join(operands)
+                if pre[-1][-1] == "," or "" in operands or "%" in joined or "," in joined:
+                    return None  # stray comma or '%': the general path reports it
+            pre = None
+        if pre:
+            ptxt = " ".join(pre)
+            parts = ptxt.replace(",", " ").split()
+            operands = [x[1:] for x in parts if x[0] == "%"]
+            if len(operands) != len(parts):
+                if name.endswith(".constant"):
+                    attrs["value"] = " ".join(c[k0:])
+                else:
+                    words = [x for x in parts if x[0] != "%"]
+                    for w in words:
+                        if w[0] in "^@<>=)" and w != "=":
+                            return None  # successors, symbols, odd syntax: general path
+                    if "=" in words:
+                        words = _keyword_attrs(words, attrs)
+            if len(operands) != ptxt.count("%") or "" in operands:
+                return None  # '%' inside a word or a bare '%': the general path reports it
         hit = _TYPE_KEY_CACHE.get((name, tkey, len(results)))
         if hit is None:
             try:
