@@ -1,0 +1,539 @@
+"""The profile collector: measure every planned (group, config) on a device.
+
+Flow per group: build inputs once, compute the torch reference once; per
+config: launch once on a poisoned output and check it against the reference
+(a wrong result is a failure and is not timed), then time it (see
+``Device.bench``). Kernels are compiled ahead in a process pool while the
+main process times (only on devices that compile). Rows are written to a
+``ProfileStore`` in chunks; keys already in the store (or in ``skip_from``
+stores) are skipped, so a killed run resumes where it stopped.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import sys
+import time
+import traceback
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+from ..dataset import ProfileStore
+from ..ttir.normalize import strip_locations, ttir_digest
+from .bindings import arg_bindings
+from .devices import Device
+from .family import Family, Launch, canonical_json
+from .plan import GroupPlan, WorkItem, make_plan
+
+# CUDA errors after which the context is unusable: stop the run.
+_FATAL_MARKERS = ("illegal memory access", "unspecified launch failure", "device-side assert", "misaligned address")
+
+
+@dataclass
+class CollectOptions:
+    """Everything a collection run needs. Times are seconds."""
+
+    device: str = "interpreter"
+    out: Path = Path("profiles")
+    skip_from: Sequence[Path] = ()
+    export_dir: Path | None = None
+    export_tag: str = ""
+    families: Sequence[str] | None = None
+    dtypes: Sequence[str] | None = None
+    max_shapes: int | None = None
+    tiny: bool = False
+    max_configs: int | None = None
+    max_rows: int | None = None
+    deadline_s: float | None = None
+    jobs: int = 0
+    warmup_ms: float = 4.0
+    rep_ms: float = 15.0
+    chunk_rows: int = 200
+    chunk_seconds: float = 30.0
+    export_seconds: float = 60.0
+    compile_timeout_s: float = 240.0
+    hardware: str | None = None
+    progress: bool = True
+    seed: int = 0
+    extra_modules: Sequence[str] = ()
+
+
+@dataclass
+class Summary:
+    """What a run did."""
+
+    planned: int = 0
+    skipped: int = 0
+    measured: int = 0
+    by_status: dict[str, int] = field(default_factory=dict)
+    groups: int = 0
+    seconds: float = 0.0
+    stopped: str = "done"
+
+    def line(self) -> str:
+        rate = self.measured / (self.seconds / 60) if self.seconds > 0 else 0.0
+        return (
+            f"planned={self.planned} skipped={self.skipped} measured={self.measured} "
+            f"status={json.dumps(self.by_status, sort_keys=True)} groups={self.groups} "
+            f"seconds={self.seconds:.1f} rows_per_min={rate:.1f} stopped={self.stopped}"
+        )
+
+
+# ---------------------------------------------------------------- helpers
+def _is_tensor(v: Any) -> bool:
+    return hasattr(v, "data_ptr") and hasattr(v, "dtype")
+
+
+def _spec(v: Any) -> Any:
+    """What of an argument the compiled kernel depends on."""
+    if _is_tensor(v):
+        return str(v.dtype)
+    if isinstance(v, bool):
+        return ("b", v)
+    if isinstance(v, int):
+        width = "i64" if not -(2**31) <= v < 2**31 else "i32"
+        return ("one" if v == 1 else "d16" if v % 16 == 0 else "n", width)
+    return type(v).__name__
+
+
+def compile_key(family: str, launch: Launch, config: dict) -> str:
+    spec = [_spec(a) for a in launch.args]
+    return canonical_json(
+        [family, spec, {k: v for k, v in launch.constexprs.items()}, config.get("num_warps"), config.get("num_stages")]
+    )
+
+
+def launch_options(config: dict) -> dict:
+    return {"num_warps": int(config["num_warps"]), "num_stages": int(config["num_stages"])}
+
+
+def _kernel_args(launch: Launch, for_warmup: bool) -> list:
+    return [a.dtype if (for_warmup and _is_tensor(a)) else a for a in launch.args]
+
+
+def classify_error(exc: BaseException) -> str:
+    name = type(exc).__name__
+    text = f"{name}: {exc}"
+    if "OutOfResources" in name or "out of resource" in text.lower():
+        return "out_of_resources"
+    if "Compilation" in name or "CompileTimeAssertion" in name or "MLIR" in text or "PassManager" in text:
+        return "compile_error"
+    return "runtime_error"
+
+
+def _short(exc: BaseException, limit: int = 600) -> str:
+    text = f"{type(exc).__name__}: {exc}".strip()
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+# ---------------------------------------------------------------- pool side
+_WORKER_KIND = ""
+
+
+def _worker_init(kind: str, extra_modules: Sequence[str] = ()) -> None:
+    """Pool worker start. Under the interpreter device the workers only
+    make TTIR, which needs triton's compiler, so the interpreter stays off
+    in them (it replaces the language functions the compiler inlines)."""
+    global _WORKER_KIND
+    _WORKER_KIND = kind
+    if kind == "interpreter":
+        os.environ["TRITON_INTERPRET"] = "0"
+    else:
+        Device(kind).setup()
+    if extra_modules:
+        from .corpus import load_module
+
+        for m in extra_modules:
+            load_module(m)
+
+
+def compile_task(family_name: str, shape: dict, dtype: str, config: dict) -> dict:
+    """Compile one config in a pool worker. On a device, ``warmup`` fills
+    Triton's on-disk cache, which the main process then hits; under the
+    interpreter the TTIR is generated for an sm_90 CUDA target. Returns
+    {"ok": True, "ttir": optimized, "raw": raw} or {"ok": False, "status",
+    "error"}."""
+    from .corpus import get_family
+
+    try:
+        fam = get_family(family_name)
+        inputs = fam.make_inputs(shape, dtype, "meta")
+        launch = fam.launch(inputs, shape, config, dtype)
+        opts = launch_options(config)
+        if _WORKER_KIND == "interpreter":
+            from .ttir_gen import generate_ttir
+
+            t = generate_ttir(fam.kernel, launch.args, launch.constexprs, opts)
+            return {"ok": True, "ttir": strip_locations(t.optimized), "raw": strip_locations(t.raw)}
+        compiled = fam.kernel.warmup(
+            *_kernel_args(launch, for_warmup=True), grid=launch.grid, **dict(launch.constexprs), **opts
+        )
+        asm = getattr(compiled, "asm", {}) or {}
+        return {
+            "ok": True,
+            "ttir": strip_locations(asm["ttir"]) if "ttir" in asm else "",
+            "raw": strip_locations(asm["source"]) if "source" in asm else "",
+        }
+    except Exception as exc:  # noqa: BLE001  (any failure is recorded as the config's)
+        return {"ok": False, "status": classify_error(exc), "error": _short(exc)}
+
+
+# ---------------------------------------------------------------- checking
+def relative_error(out: Any, ref: Any) -> float:
+    """‖out − ref‖ / ‖ref‖ in float64; inf when out holds NaN/inf (poison
+    left unwritten) or shapes differ."""
+    import torch
+
+    o = out.detach().to(torch.float64).reshape(-1)
+    r = ref.detach().to(torch.float64).reshape(-1).to(o.device)
+    if o.numel() != r.numel() or not bool(torch.isfinite(o).all()):
+        return math.inf
+    denom = float(torch.linalg.vector_norm(r))
+    num = float(torch.linalg.vector_norm(o - r))
+    return num / denom if denom > 0 else num
+
+
+def _init_output(t: Any, how: str) -> None:
+    if how == "zero":
+        t.zero_()
+    elif t.dtype.is_floating_point:
+        t.fill_(float("nan"))
+    else:
+        t.fill_(-1)
+
+
+# ---------------------------------------------------------------- the run
+class Collector:
+    def __init__(self, opts: CollectOptions) -> None:
+        self.opts = opts
+        self.device = Device(opts.device, warmup_ms=opts.warmup_ms, rep_ms=opts.rep_ms)
+        self.store = ProfileStore(Path(opts.out))
+        self.t0 = time.monotonic()
+        self.rows: list[dict] = []
+        self.ttir_pending: dict[str, tuple[str, str]] = {}
+        self.ttir_known: set[str] = set()
+        self.raw_kept: set[str] = set()
+        self.summary = Summary()
+        self.last_flush = self.last_export = time.monotonic()
+        self.pool = None
+        self.futures: dict[str, Any] = {}
+
+    # ---------------- time
+    def remaining(self) -> float:
+        if self.opts.deadline_s is None:
+            return math.inf
+        return self.opts.deadline_s - (time.monotonic() - self.t0)
+
+    # ---------------- persistence
+    def flush(self, force: bool = False) -> None:
+        now = time.monotonic()
+        if not force and len(self.rows) < self.opts.chunk_rows and now - self.last_flush < self.opts.chunk_seconds:
+            return
+        if self.ttir_pending:
+            self.store.add_ttir(list(self.ttir_pending.values()))
+            self.ttir_pending.clear()
+        if self.rows:
+            self.store.append_rows(self.rows)
+            self.rows = []
+        self.last_flush = now
+        if self.opts.export_dir is not None and (force or now - self.last_export >= self.opts.export_seconds):
+            export_store(self.store.root, Path(self.opts.export_dir), self.opts.export_tag or self.hardware)
+            self.last_export = now
+
+    def _keep_ttir(self, text: str, stage: str) -> str:
+        norm = strip_locations(text)
+        d = ttir_digest(norm)
+        if d not in self.ttir_known:
+            self.ttir_known.add(d)
+            self.ttir_pending[d] = (stage, norm)
+        return d
+
+    # ---------------- main
+    def run(self) -> Summary:
+        self.device.setup()  # first: the interpreter must be on before triton loads
+        import torch
+
+        from .corpus import FAMILIES, get_family, load_module
+
+        for m in self.opts.extra_modules:
+            load_module(m)
+
+        self.hardware = self.opts.hardware or self.device.hardware_name()
+        self.device_name = self.device.device_name()
+        self.versions = json.dumps(self.device.versions(), sort_keys=True)
+        fams = [get_family(n) for n in self.opts.families] if self.opts.families else list(FAMILIES.values())
+        plan = make_plan(
+            fams, self.hardware, self.opts.dtypes, self.opts.max_shapes, self.opts.max_configs, tiny=self.opts.tiny
+        )
+        done = self.store.done_keys()
+        self.ttir_known = self.store.known_digests()
+        for p in self.opts.skip_from:
+            other = ProfileStore(Path(p))
+            done |= other.done_keys()
+            self.ttir_known |= other.known_digests()
+        todo: list[tuple[GroupPlan, list[WorkItem]]] = []
+        for g in plan:
+            self.summary.planned += len(g.items)
+            items = [it for it in g.items if it.key not in done]
+            self.summary.skipped += len(g.items) - len(items)
+            if items:
+                todo.append((g, items))
+        if self.opts.max_rows is not None:
+            todo = _truncate(todo, self.opts.max_rows)
+        total = sum(len(i) for _, i in todo)
+        print(f"[collect] device={self.device_name} hardware={self.hardware} groups={len(todo)} "
+              f"to_measure={total} skipped={self.summary.skipped}", file=sys.stderr, flush=True)
+        if total:
+            self._start_pool(todo)
+        bar = _progress(total, self.opts.progress)
+        try:
+            for g, items in todo:
+                if self.remaining() < 5:
+                    self.summary.stopped = "deadline"
+                    break
+                stop = self._run_group(g, items, torch, bar)
+                self.summary.groups += 1
+                if stop:
+                    break
+        finally:
+            bar.close()
+            self.flush(force=True)
+            if self.pool is not None:
+                self.pool.terminate()
+            self.summary.seconds = time.monotonic() - self.t0
+        print(f"[collect] {self.summary.line()}", file=sys.stderr, flush=True)
+        return self.summary
+
+    def _start_pool(self, todo) -> None:
+        import multiprocessing as mp
+
+        jobs = self.opts.jobs or max(1, (os.cpu_count() or 2) - 2)
+        if not self.device.compiles:
+            jobs = min(jobs, 2)
+        self.pool = mp.get_context("spawn").Pool(jobs, initializer=_worker_init, initargs=(self.device.kind, tuple(self.opts.extra_modules)))
+        for g, items in todo:
+            inputs = g.family.make_inputs(g.shape, g.dtype, "meta")
+            for it in items:
+                launch = g.family.launch(inputs, g.shape, it.config, g.dtype)
+                ck = compile_key(g.family.name, launch, dict(it.config))
+                if ck not in self.futures:
+                    self.futures[ck] = self.pool.apply_async(compile_task, (g.family.name, g.shape, g.dtype, dict(it.config)))
+
+    def _wait_compile(self, ck: str) -> dict:
+        fut = self.futures.get(ck)
+        if fut is None:
+            return {"ok": True}
+        limit = time.monotonic() + self.opts.compile_timeout_s
+        while True:
+            if fut.ready():
+                return fut.get()
+            if time.monotonic() > limit:
+                return {"ok": False, "status": "timeout", "error": f"compile exceeded {self.opts.compile_timeout_s:.0f} s"}
+            if self.remaining() < 5:
+                return {"ok": False, "status": "deadline", "error": ""}
+            fut.wait(0.05)
+
+    def _base_row(self, g: GroupPlan, it: WorkItem) -> dict:
+        return {
+            "key": it.key,
+            "hardware": self.hardware,
+            "device_name": self.device_name,
+            "family": g.family.name,
+            "kernel": g.family.kernel.__name__ if hasattr(g.family.kernel, "__name__") else str(g.family.kernel),
+            "group": g.group,
+            "shape": canonical_json(g.shape),
+            "dtype": g.dtype,
+            "config": canonical_json(it.config),
+            "ttir_digest": "",
+            "ttir_raw_digest": "",
+            "arg_bindings": "",
+            "grid": "",
+            "options": canonical_json(launch_options(dict(it.config))),
+            "status": "ok",
+            "error": "",
+            "latency_us": math.nan,
+            "latency_p20_us": math.nan,
+            "latency_p80_us": math.nan,
+            "reps": 0,
+            "correct": False,
+            "source": "collector",
+            "versions": self.versions,
+            "timestamp": "",
+        }
+
+    def _record(self, row: dict, bar) -> None:
+        row["timestamp"] = datetime.now(timezone.utc).isoformat(timespec="seconds")
+        self.rows.append(row)
+        self.summary.measured += 1
+        self.summary.by_status[row["status"]] = self.summary.by_status.get(row["status"], 0) + 1
+        bar.update(1)
+        self.flush()
+
+    def _run_group(self, g: GroupPlan, items: list[WorkItem], torch, bar) -> bool:
+        """Measure one group; returns True when the run must stop."""
+        fam: Family = g.family
+        dev = self.device.torch_device
+        torch.manual_seed(self.opts.seed + int(items[0].key[:8], 16))
+        try:
+            inputs = fam.make_inputs(g.shape, g.dtype, dev)
+            ref = fam.reference(inputs, g.shape, g.dtype)
+            self.device.synchronize()
+        except Exception as exc:  # noqa: BLE001  (e.g. device out of memory: the group fails)
+            for it in items:
+                row = self._base_row(g, it)
+                row.update(status="runtime_error", error=f"inputs/reference: {_short(exc)}")
+                self._record(row, bar)
+            return False
+        tol = fam.tolerance.get(g.dtype, 0.0)
+        stop = False
+        for it in items:
+            if self.remaining() < 5:
+                self.summary.stopped = "deadline"
+                return True
+            cfg = dict(it.config)
+            row = self._base_row(g, it)
+            launch = fam.launch(inputs, g.shape, cfg, g.dtype)
+            row["grid"] = json.dumps([int(x) for x in launch.grid])
+            ck = compile_key(fam.name, launch, cfg)
+            res = self._wait_compile(ck)
+            if res.get("status") == "deadline":
+                self.summary.stopped = "deadline"
+                return True
+            if not res["ok"]:
+                row.update(status=res["status"], error=res["error"])
+                self._record(row, bar)
+                continue
+            kernel_kwargs = {**dict(launch.constexprs), **launch_options(cfg)}
+            args = list(launch.args)
+            grid = tuple(launch.grid)
+
+            def fn(kernel=fam.kernel, args=args, grid=grid, kw=kernel_kwargs):
+                return kernel[grid](*args, **kw)
+
+            try:
+                _init_output(inputs[fam.output], fam.init_output)
+                compiled = fn()
+                self.device.synchronize()
+                self._fill_ttir(row, g, fam, launch, ck, res, compiled)
+                err = relative_error(inputs[fam.output], ref)
+                if not err <= tol:
+                    row.update(status="wrong_result", error=f"relative L2 error {err:.3g} > tolerance {tol:g}")
+                    self._record(row, bar)
+                    continue
+                b = self.device.bench(fn)
+            except Exception as exc:  # noqa: BLE001  (recorded with its reason)
+                msg = _short(exc)
+                row.update(status=classify_error(exc), error=msg)
+                self._record(row, bar)
+                if any(m in msg.lower() for m in _FATAL_MARKERS):
+                    print(f"[collect] fatal device error, stopping: {msg}", file=sys.stderr, flush=True)
+                    traceback.print_exc()
+                    self.summary.stopped = "fatal"
+                    stop = True
+                    break
+                continue
+            row.update(
+                correct=True,
+                latency_us=b.median_ms * 1e3,
+                latency_p20_us=b.p20_ms * 1e3,
+                latency_p80_us=b.p80_ms * 1e3,
+                reps=b.reps,
+            )
+            self._record(row, bar)
+        del inputs, ref
+        return stop
+
+    def _fill_ttir(self, row, g, fam, launch, ck, res, compiled) -> None:
+        """TTIR digests and arg_bindings of the launch. Runtime integers do
+        not change the compiled kernel beyond its specialization, so one
+        TTIR serves every launch with the same compile key."""
+        opt, raw = res.get("ttir", ""), res.get("raw", "")
+        asm = getattr(compiled, "asm", None)
+        if not opt and asm is not None and "ttir" in asm:
+            opt, raw = strip_locations(asm["ttir"]), strip_locations(asm["source"]) if "source" in asm else ""
+        if not opt:
+            raise RuntimeError(f"no TTIR for {g.group} {row['config']}")
+        row["ttir_digest"] = self._keep_ttir(opt, "optimized")
+        if raw and g.group not in self.raw_kept:
+            # the raw form is kept for a sample: the first config of each group
+            row["ttir_raw_digest"] = self._keep_ttir(raw, "raw")
+            self.raw_kept.add(g.group)
+        row["arg_bindings"] = arg_bindings(_param_names(fam.kernel), launch.args, opt)
+
+
+def _param_names(kernel: Any) -> list[str]:
+    names = getattr(kernel, "arg_names", None)
+    if names is None:
+        import inspect
+
+        names = list(inspect.signature(kernel.fn).parameters)
+    return list(names)
+
+
+def _truncate(todo, limit: int):
+    out, n = [], 0
+    for g, items in todo:
+        if n >= limit:
+            break
+        take = items[: limit - n]
+        out.append((g, take))
+        n += len(take)
+    return out
+
+
+class _NoBar:
+    def update(self, n: int = 1) -> None:
+        pass
+
+    def close(self) -> None:
+        pass
+
+
+def _progress(total: int, enabled: bool):
+    if not enabled:
+        return _NoBar()
+    try:
+        from tqdm import tqdm
+    except ImportError:
+        return _NoBar()
+    return tqdm(total=total, unit="row", mininterval=15.0, file=sys.stderr, dynamic_ncols=False, ncols=100)
+
+
+def export_store(src: Path, dst: Path, tag: str) -> list[Path]:
+    """Consolidate every chunk of ``src`` into ``dst/rows-<tag>.parquet``
+    and ``dst/ttir-<tag>.parquet`` (written whole, then renamed into place,
+    so a reader never sees half a file). Returns the written paths."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    dst.mkdir(parents=True, exist_ok=True)
+    out = []
+    for prefix in ("rows", "ttir"):
+        files = sorted(Path(src).glob(f"{prefix}-*.parquet"))
+        if not files:
+            continue
+        table = pa.concat_tables([pq.read_table(f) for f in files])
+        if prefix == "ttir":
+            # same digest may have been written by two chunks: keep one
+            seen, keep = set(), []
+            for i, d in enumerate(table.column("ttir_digest").to_pylist()):
+                if d not in seen:
+                    seen.add(d)
+                    keep.append(i)
+            table = table.take(pa.array(keep, type=pa.int64()))
+        final = dst / f"{prefix}-{tag}.parquet"
+        tmp = dst / f".{prefix}-{tag}.parquet.tmp"
+        pq.write_table(table, tmp, compression="zstd", compression_level=9)
+        os.replace(tmp, final)
+        out.append(final)
+    return out
+
+
+def collect(opts: CollectOptions) -> Summary:
+    """Run a collection (see module docstring)."""
+    return Collector(opts).run()

@@ -1,0 +1,123 @@
+"""End-to-end collection in the Triton interpreter (CPU): rows, TTIR,
+bindings, resume after a kill, failure recording."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from learned_cost.dataset import ProfileStore
+
+HERE = Path(__file__).resolve().parent
+BASE = ["--device", "interpreter", "--tiny", "--dtypes", "fp32", "--no-progress", "--jobs", "1"]
+
+
+def _run(args, timeout=120, wait=True):
+    env = dict(os.environ, PYTHONPATH=str(HERE) + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    cmd = [sys.executable, "-m", "learned_cost.collect", *BASE, *args]
+    if not wait:
+        return subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    p = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=timeout)
+    assert p.returncode == 0, p.stdout + p.stderr
+    return p.stdout + p.stderr
+
+
+@pytest.fixture(scope="module")
+def small_store(tmp_path_factory):
+    out = tmp_path_factory.mktemp("store")
+    log = _run(["--out", str(out), "--families", "add,softmax", "--max-configs", "2"])
+    return out, log
+
+
+def test_rows_are_measured_checked_and_complete(small_store):
+    out, log = small_store
+    rows = ProfileStore(out).load_rows()
+    assert len(rows) == 4, log
+    assert set(rows["group"]) == {"add/N1000/fp32", "softmax/M4-N300/fp32"}
+    assert (rows["status"] == "ok").all() and rows["correct"].all()
+    assert (rows["latency_us"] > 0).all() and (rows["latency_p20_us"] <= rows["latency_p80_us"]).all()
+    assert (rows["reps"] >= 1).all()
+    assert (rows["hardware"] == "interpreter-cpu").all()
+    assert rows["key"].is_unique
+    for _, r in rows.iterrows():
+        assert json.loads(r["grid"])[1:] == [1, 1] and len(json.loads(r["grid"])) == 3
+        opts = json.loads(r["options"])
+        cfg = json.loads(r["config"])
+        assert opts == {"num_warps": cfg["num_warps"], "num_stages": cfg["num_stages"]}
+        assert r["group"] == f"{r['family']}/{'-'.join(f'{k}{v}' for k, v in json.loads(r['shape']).items())}/fp32"
+        assert json.loads(r["versions"])["triton"]
+
+
+def test_arg_bindings_follow_ttir_argument_positions(small_store):
+    out, _ = small_store
+    rows = ProfileStore(out).load_rows().set_index("family")
+    # add_kernel(x_ptr, y_ptr, out_ptr, n): n is the 4th TTIR argument
+    assert set(rows.loc["add", "arg_bindings"]) == {"arg3=1000"}
+    # softmax_kernel(x_ptr, out_ptr, stride, n_cols): stride=300, n_cols=300
+    assert set(rows.loc["softmax", "arg_bindings"]) == {"arg2=300,arg3=300"}
+
+
+def test_ttir_texts_are_stored_once_with_raw_samples(small_store):
+    out, _ = small_store
+    store = ProfileStore(out)
+    rows, texts = store.load_rows(), store.load_ttir()
+    for d in rows["ttir_digest"]:
+        assert "tt.func public" in texts[d] and "loc(" not in texts[d]
+    raw = rows[rows["ttir_raw_digest"] != ""]
+    assert set(raw["group"]) == set(rows["group"])  # one raw sample per group
+    for d in raw["ttir_raw_digest"]:
+        assert d in texts and d not in set(rows["ttir_digest"])
+
+
+def test_rerun_skips_done_keys(small_store, tmp_path):
+    out, _ = small_store
+    before = sorted(p.name for p in out.glob("rows-*.parquet"))
+    log = _run(["--out", str(out), "--families", "add,softmax", "--max-configs", "2"])
+    assert "measured=0" in log and "skipped=4" in log
+    assert sorted(p.name for p in out.glob("rows-*.parquet")) == before
+
+
+def test_kill_then_resume_keeps_rows_and_measures_only_the_rest(tmp_path):
+    out = tmp_path / "store"
+    args = ["--out", str(out), "--families", "softmax,layernorm", "--max-configs", "4", "--chunk-rows", "1"]
+    proc = _run(args, wait=False)
+    deadline = time.monotonic() + 90
+    while time.monotonic() < deadline and not list(out.glob("rows-*.parquet")):
+        time.sleep(0.05)
+    proc.send_signal(signal.SIGKILL)
+    proc.wait(timeout=30)
+    kept = ProfileStore(out).load_rows()
+    assert 1 <= len(kept) < 8, "the kill should land mid-run"
+    log = _run(args)
+    final = ProfileStore(out).load_rows()
+    assert len(final) == 8 and final["key"].is_unique and (final["status"] == "ok").all()
+    assert f"skipped={len(kept)}" in log
+    # rows written before the kill are kept as they were, not re-measured
+    merged = kept.merge(final, on="key", suffixes=("_a", "_b"))
+    assert len(merged) == len(kept)
+    assert (merged["timestamp_a"] == merged["timestamp_b"]).all()
+
+
+def test_failures_are_recorded_with_reason_and_not_timed(tmp_path):
+    out = tmp_path / "store"
+    fams = ["--families", "test_wrong_add,test_bad_compile", "--extra-families", "collect_broken_families"]
+    _run(["--out", str(out), *fams])
+    rows = ProfileStore(out).load_rows().set_index("group")
+    wrong = rows.loc["test_wrong_add/N500/fp32"]
+    assert wrong["status"] == "wrong_result" and "relative L2 error" in wrong["error"]
+    assert not wrong["correct"] and wrong["latency_us"] != wrong["latency_us"]  # NaN
+    bad = rows.loc["test_bad_compile/N500/fp32"].set_index("config")
+    ok = bad.loc['{"BLOCK":128,"num_stages":1,"num_warps":4}']
+    failed = bad.loc['{"BLOCK":100,"num_stages":1,"num_warps":4}']
+    assert ok["status"] == "ok" and ok["latency_us"] > 0
+    assert failed["status"] == "compile_error" and "arange" in failed["error"].lower()
+    assert failed["reps"] == 0 and not failed["correct"]
+    log = _run(["--out", str(out), *fams])
+    assert "measured=0" in log  # failures count as done
