@@ -1,0 +1,14 @@
+#!/usr/bin/env bash
+# Collect H200 profiles on the device machine (run from the repository root).
+# Usage: scripts/collect_h200.sh TAG DEADLINE_S [extra collector args...]
+#   TAG: name part of the consolidated files written to $OUT (rows-h200-TAG.parquet,
+#        ttir-h200-TAG.parquet); DEADLINE_S: the collector stops cleanly after this.
+# Keys already in data/h200/ are skipped, so successive calls continue the dataset.
+set -uo pipefail
+tag=$1; deadline=$2; shift 2
+out=${OUT:-/tmp/out}
+mkdir -p "$out"
+export PYTHONPATH=$PWD${PYTHONPATH:+:$PYTHONPATH} PYTHONUNBUFFERED=1
+nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm --format=csv | tee "$out/nvidia-smi.txt"
+python3 -m learned_cost.collect --device cuda --out /tmp/store --skip-from data/h200 \
+  --export-dir "$out" --export-tag "h200-$tag" --deadline "$deadline" "$@" 2>&1 | tee "$out/collect-$tag.log"
