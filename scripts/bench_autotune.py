@@ -19,8 +19,8 @@ latency ratios (pruned / full) within 2 %.
 
 Output (rewritten after every case, so a killed run keeps what it had):
 ``OUT/bench_autotune.csv``, ``OUT/bench_autotune.md``, ``OUT/summary.json``,
-and the pruned runs' feedback rows (real measurements) under
-``OUT/feedback/<hardware>/``.
+and the pruned runs' feedback rows (real measurements, a profile store of
+one rows and one TTIR chunk) under ``OUT/feedback/<hardware>/``.
 
 Usage (repository root; torch and triton needed, lightgbm optional -- the
 cost model falls back to its analytic model without it)::
@@ -440,6 +440,28 @@ def write_tables(out: Path, rows: list[dict], meta: dict) -> dict:
     return summary
 
 
+def export_feedback(src: Path, dst: Path) -> int:
+    """Copy the feedback store at ``src`` into ``dst`` as one rows chunk and
+    one TTIR chunk (still a valid profile store; few files travel better).
+    Returns the number of rows."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from learned_cost.dataset import ROW_SCHEMA, TTIR_SCHEMA, ProfileStore
+
+    rows = ProfileStore(src).load_rows()
+    if rows.empty:
+        return 0
+    dst.mkdir(parents=True, exist_ok=True)
+    texts = [pq.read_table(f) for f in sorted(src.glob("ttir-*.parquet"))]
+    for name, table in (("rows-bench.parquet", pa.Table.from_pandas(rows, schema=ROW_SCHEMA, preserve_index=False)),
+                        ("ttir-bench.parquet", pa.concat_tables(texts) if texts else TTIR_SCHEMA.empty_table())):
+        tmp = dst / (name + ".tmp")
+        pq.write_table(table, tmp, compression="zstd")
+        os.replace(tmp, dst / name)
+    return len(rows)
+
+
 def warm_process(cache_root: Path, predictor) -> float:
     """Pay one-time costs (CUDA context, triton backend import, cost-model
     load) before any timed case; returns the seconds spent."""
@@ -573,7 +595,9 @@ def main(argv=None) -> int:
     from learned_cost.autotune.perf_model import hardware_slug
 
     device = torch.cuda.get_device_name()
-    feedback_dir = out / "feedback" / hardware_slug(device)
+    # The tuner appends one chunk per run; the output gets a compacted copy.
+    feedback_dir = cache_root / "feedback"
+    feedback_out = out / "feedback" / hardware_slug(device)
     predictor = RecordingPredictor()
     meta = {
         "device": device, "triton": triton.__version__, "torch": torch.__version__, "top_k": args.top_k,
@@ -603,6 +627,10 @@ def main(argv=None) -> int:
         rows.append(row)
         meta["models"] = sorted(predictor.models)
         meta["prediction_errors"] = predictor.errors[:3]
+        try:
+            meta["feedback_rows"] = export_feedback(feedback_dir, feedback_out)
+        except Exception as e:  # noqa: BLE001 - the timing table matters more
+            meta["feedback_rows"] = f"export failed: {type(e).__name__}: {e}"
         meta["elapsed_s"] = time.perf_counter() - start
         summary = write_tables(out, rows, meta)
         print(f"[{meta['elapsed_s']:.0f}s] {row.get('family')} {row.get('shape')}: wall ratio "

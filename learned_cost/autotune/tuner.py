@@ -70,6 +70,21 @@ def _is_interpreting() -> bool:
     return os.environ.get("TRITON_INTERPRET", "0") not in ("", "0")
 
 
+def _family_name(fn: Callable) -> str:
+    """``module.qualname`` of a kernel; a script's ``__main__`` is replaced
+    by the script's file name, which says more in a shared store."""
+    module = fn.__module__
+    if module == "__main__":
+        import inspect
+        from pathlib import Path
+
+        try:
+            module = Path(inspect.getsourcefile(fn) or "__main__").stem
+        except TypeError:
+            pass
+    return f"{module}.{fn.__qualname__}"
+
+
 def _dtype_name(dtype: Any) -> str:
     s = str(dtype).replace("torch.", "")
     return {"float16": "fp16", "bfloat16": "bf16", "float32": "fp32", "float64": "fp64",
@@ -251,7 +266,7 @@ class PruningAutotuner(Autotuner):
         path = fb.record_tuning_run(
             root, measured,
             hardware=hw, device_name=device,
-            family=f"{base.__module__}.{base.__qualname__}", kernel=base.__name__,
+            family=_family_name(base), kernel=base.__name__,
             shape=shape, dtype=_dtype_name(tensors[0].dtype) if tensors else "",
         )
         report.feedback_path = str(path) if path else None
