@@ -190,7 +190,12 @@ def cmd_features(args: argparse.Namespace) -> int:
         options = normalize_options(parse_options_arg(args.options))
     except (BindingError, _ItemError) as e:
         raise CLIError(str(e)) from None
-    fv = extract_features(ttir, bindings=bindings, grid=grid, options=options or None, cores=profile.cores)
+    try:
+        fv = extract_features(ttir, bindings=bindings, grid=grid, options=options or None, cores=profile.cores)
+    except ValueError as e:
+        from .api import _describe_feature_error
+
+        raise CLIError(f"{args.ttir}: {_describe_feature_error(e)}") from None
     if args.json:
         json.dump({"features": fv.to_dict(), "warnings": fv.warnings, "grid": list(fv.grid),
                    "grid_source": fv.grid_source, "hardware": profile.name}, sys.stdout, indent=2)
