@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import math
 import re
+import weakref
 from dataclasses import dataclass, field
 
 from ..ttir.ir import (
@@ -240,69 +241,112 @@ def _constant_value(op: Operation, rtype):
 
 
 class FuncInfo:
-    """Per-function index: definitions, types, parents, liveness.
+    """Per-function index: definitions, types, parents, liveness, tiles.
 
     MLIR reuses SSA names in sibling regions (two loops may both define
     ``%16``), so every definition gets a unique integer key, and operands are
-    resolved to keys once, with the scoping rules of the text.
+    resolved to keys once, with the scoping rules of the text. Everything here
+    depends on the module only, not on bindings, so it is computed once per
+    function object (see :func:`prepared`).
     """
 
     __slots__ = (
-        "arg_keys", "bargs", "defs", "fn", "has_side_effects", "live", "opnd", "ops", "parent", "peak",
-        "res", "types",
+        "__weakref__", "arg_keys", "bargs", "defs", "has_side_effects", "live", "name", "nested", "opnd",
+        "ops", "parent", "res", "tiles", "types",
     )
 
     def __init__(self, fn: Function):
-        self.fn = fn
+        self.name = fn.name
         self.defs: list[tuple] = []  # key -> ("res", op, index) | ("arg", owner op or None, region, index)
         self.types: list[object] = []  # key -> type
         self.opnd: dict[int, list] = {}  # id(op) -> operand keys (None: undefined name)
         self.res: dict[int, list[int]] = {}  # id(op) -> result keys
+        self.nested: dict[int, list] = {}  # id(op) -> keys used anywhere inside its regions
         self.bargs: dict[int, list[int]] = {}  # id(block) -> argument keys
         self.parent: dict[int, Operation | None] = {}
         self.ops: list[Operation] = []
         self.live: set[int] = set()
         self.has_side_effects = False
-        self.peak: int | None = None
+        self.tiles: tuple | None = None  # (peak bytes, max elems, dim0, dim1, max rank) of live values
         visible: dict[str, int] = {}
-        self.arg_keys = [self._define(visible, None, name, t, ("arg", None, 0, i)) for i, (name, t) in enumerate(fn.arguments)]
+        self.arg_keys = []
+        for i, (name, t) in enumerate(fn.arguments):
+            visible[name] = len(self.defs)
+            self.arg_keys.append(len(self.defs))
+            self.defs.append(("arg", None, 0, i))
+            self.types.append(t)
         for block in _blocks_to_walk(fn.body):
             self._index_block(block, None, visible, None)
 
-    def _define(self, visible: dict, undo: list | None, name: str, t, how: tuple) -> int:
-        key = len(self.defs)
-        self.defs.append(how)
-        self.types.append(t)
-        if undo is not None:
-            undo.append((name, visible.get(name)))
-        visible[name] = key
-        return key
-
-    def _index_block(self, block: Block, parent: Operation | None, visible: dict, undo: list | None) -> None:
+    def _index_block(self, block: Block, parent: Operation | None, visible: dict, undo: list | None) -> list:
+        """Index ``block``; returns every key used in it (nested regions included)."""
+        parents, ops_list, opnd, res = self.parent, self.ops, self.opnd, self.res
+        defs, types = self.defs, self.types
+        used: list = []
         for op in block.operations:
             oid = id(op)
-            self.parent[oid] = parent
-            self.ops.append(op)
-            self.opnd[oid] = [visible.get(o) for o in op.operands]
-            for ri, region in enumerate(op.regions):
-                for block_ in region.blocks[:1]:
-                    inner_undo: list = []
-                    self.bargs[id(block_)] = [
-                        self._define(visible, inner_undo, name, t, ("arg", op, ri, ai))
-                        for ai, (name, t) in enumerate(block_.arguments)
-                    ]
-                    self._index_block(block_, op, visible, inner_undo)
-                    # leaving the region: its names go out of scope
-                    for name, prev in reversed(inner_undo):
-                        if prev is None:
-                            visible.pop(name, None)
-                        else:
-                            visible[name] = prev
+            parents[oid] = parent
+            ops_list.append(op)
+            keys = [visible.get(o) for o in op.operands]
+            opnd[oid] = keys
+            used.extend(keys)
+            if op.regions:
+                inner_used: list = []
+                for ri, region in enumerate(op.regions):
+                    for block_ in region.blocks[:1]:
+                        inner_undo: list = []
+                        args = []
+                        for ai, (name, t) in enumerate(block_.arguments):
+                            k = len(defs)
+                            defs.append(("arg", op, ri, ai))
+                            types.append(t)
+                            inner_undo.append((name, visible.get(name)))
+                            visible[name] = k
+                            args.append(k)
+                        self.bargs[id(block_)] = args
+                        inner_used.extend(self._index_block(block_, op, visible, inner_undo))
+                        # leaving the region: its names go out of scope
+                        for name, prev in reversed(inner_undo):
+                            if prev is None:
+                                visible.pop(name, None)
+                            else:
+                                visible[name] = prev
+                self.nested[oid] = inner_used
+                used.extend(inner_used)
             rtypes = op.result_types
-            self.res[oid] = [
-                self._define(visible, undo, r, rtypes[i] if i < len(rtypes) else None, ("res", op, i))
-                for i, r in enumerate(op.results)
-            ]
+            ks = []
+            for i, r in enumerate(op.results):
+                k = len(defs)
+                defs.append(("res", op, i))
+                types.append(rtypes[i] if i < len(rtypes) else None)
+                if undo is not None:
+                    undo.append((r, visible.get(r)))
+                visible[r] = k
+                ks.append(k)
+            res[oid] = ks
+        return used
+
+
+_PREPARED: dict[int, tuple] = {}
+
+
+def prepared(fn: Function, callee_effects) -> FuncInfo:
+    """The :class:`FuncInfo` of ``fn`` with liveness, computed once per function
+    object while it lives (a module reused for many bindings is indexed once)."""
+    hit = _PREPARED.get(id(fn))
+    if hit is not None and hit[0]() is fn:
+        return hit[1]
+    fi = FuncInfo(fn)
+    _liveness(fi, callee_effects)
+    key = id(fn)
+    try:
+        ref = weakref.ref(fn, lambda _r: _PREPARED.pop(key, None))
+    except TypeError:  # an object without weak references: do not cache
+        return fi
+    if len(_PREPARED) > 4096:
+        _PREPARED.clear()
+    _PREPARED[key] = (ref, fi)
+    return fi
 
 
 def _blocks_to_walk(region) -> list[Block]:
@@ -474,6 +518,7 @@ class Evaluator:
         self.best_dot = -1.0
         self.nsym = 0
         self.effects_cache: dict[str, bool] = {}
+        self.pressured: set[str] = set()
         # Symbols fixed for control flow: pids whose grid is unknown beforehand.
         self.fixed: dict[str, int] = {}
         self.ctrl_domains: dict[str, int] = {}
@@ -512,8 +557,7 @@ class Evaluator:
     def _info(self, fn: Function) -> FuncInfo:
         fi = self.funcs.get(fn.name)
         if fi is None:
-            fi = FuncInfo(fn)
-            _liveness(fi, self._call_has_effects)
+            fi = prepared(fn, self._call_has_effects)
             self.funcs[fn.name] = fi
         return fi
 
@@ -550,9 +594,16 @@ class Evaluator:
                 ret_vals = [fr.env.get(o) for o in ops]
                 ret_taint = [o in fr.taint for o in ops]
         self.stack.pop()
-        if fi.peak is None:
-            fi.peak = _peak_live(fi, blocks[0], 0) if blocks else 0
-            self.c["peak_live_bytes"] = max(self.c["peak_live_bytes"], float(fi.peak))
+        if fn.name not in self.pressured:
+            self.pressured.add(fn.name)
+            if fi.tiles is None:
+                fi.tiles = _pressure(fi, blocks[0]) if blocks else (0, 0, 1, 1, 0)
+            peak, elems, dim0, dim1, rank = fi.tiles
+            c = self.c
+            c["peak_live_bytes"] = max(c["peak_live_bytes"], float(peak))
+            if elems > c["max_tensor_elems"]:
+                c["max_tensor_elems"], c["block_dim0"], c["block_dim1"] = float(elems), float(dim0), float(dim1)
+            c["tensor_rank_max"] = max(c["tensor_rank_max"], float(rank))
         return ret_vals, ret_taint
 
     # -------------------------------------------------------------- blocks
@@ -602,26 +653,12 @@ class Evaluator:
             if tainted:
                 fr.taint.add(r)
 
-    def _tile(self, t) -> None:
-        if type(t) is TensorType:
-            c = self.c
-            shape = t.shape
-            n = tinfo(t).numel
-            if n > c["max_tensor_elems"]:
-                c["max_tensor_elems"] = float(n)
-                c["block_dim0"] = float(shape[0]) if shape else 1.0
-                c["block_dim1"] = float(shape[1]) if len(shape) > 1 else 1.0
-            if len(shape) > c["tensor_rank_max"]:
-                c["tensor_rank_max"] = float(len(shape))
-
     # -------------------------------------------------------------- pure ops
 
     def _pure(self, fr: _Frame, op: Operation, cls: str, mults: list, floor: int) -> None:
         name = op.name
         results = fr.fi.res[id(op)]
         rtype = op.result_types[0] if op.result_types else None
-        if type(rtype) is TensorType:
-            self._tile(rtype)
         alias = fr.alias
         ops = [alias.get(k, k) for k in fr.fi.opnd[id(op)]]
         # value numbering: an op identical to a visible earlier one is that one
@@ -713,7 +750,6 @@ class Evaluator:
             vtype = ptype.pointee  # type: ignore[union-attr]
         if op.name not in ("tt.load", "tt.store"):
             block_ptr = True  # tensor descriptors
-        self._tile(vtype)
         vinfo = tinfo(vtype)
         mask = fr.env.get(mask_name) if mask_name is not None else None
         if mask is not None and not isinstance(mask, S.Mask):
@@ -757,7 +793,6 @@ class Evaluator:
         a = fr.type(ops[0]) if ops else None
         b = fr.type(ops[1]) if len(ops) > 1 else None
         acc = op.result_types[0] if op.result_types else None
-        self._tile(acc)
         c = self.c
         c["dot_ops"] += w
         c["ops_total"] += w
@@ -795,8 +830,6 @@ class Evaluator:
         if isinstance(t, TensorType) and t.shape:
             axis = axis if 0 <= axis < len(t.shape) else len(t.shape) - 1
             c[f"{cls}_axis_len"] = max(c[f"{cls}_axis_len"], float(t.shape[axis]))
-        for rt in op.result_types:
-            self._tile(rt)
         tainted = any(o in fr.taint for o in ops)
         self._results_opaque(fr, op, len(mults) - 1, tainted)
 
@@ -806,8 +839,6 @@ class Evaluator:
         self.c["ops_total"] += w
         ops = self._operands(fr, op)
         tainted = any(o in fr.taint for o in ops)
-        for rt in op.result_types:
-            self._tile(rt)
         for region in op.regions:
             for block in region.blocks[:1]:
                 for key in fr.fi.bargs.get(id(block), ()):
@@ -981,8 +1012,6 @@ class Evaluator:
             fr.level[r] = len(mults) - 1
             if (i < len(taints) and taints[i]) or any(tainted_args):
                 fr.taint.add(r)
-        for rt in op.result_types:
-            self._tile(rt)
 
 
 # ---------------------------------------------------------------- abstract values
@@ -1251,26 +1280,29 @@ def _abstract(ev: Evaluator, fr: _Frame, op: Operation, name: str, ops: list, rt
 # ---------------------------------------------------------------- register pressure
 
 
-def _uses(fi: FuncInfo, op: Operation, out: list) -> None:
-    out.extend(fi.opnd[id(op)])
-    for region in op.regions:
-        for block in region.blocks[:1]:
-            for inner in block.operations:
-                _uses(fi, inner, out)
+def _pressure(fi: FuncInfo, block: Block) -> tuple:
+    """(peak live bytes, max tensor elements, its dim 0, its dim 1, max rank)
+    over the live values of the function whose body is ``block``."""
+    tiles = [0, 1, 1, 0]  # max elems, dim0, dim1, rank
+    peak = _peak_live(fi, block, 0, tiles)
+    return (peak, tiles[0], tiles[1], tiles[2], tiles[3])
 
 
-def _peak_live(fi: FuncInfo, block: Block, outer: int) -> int:
+def _peak_live(fi: FuncInfo, block: Block, outer: int, tiles: list) -> int:
     """Largest sum of bytes of simultaneously live tensor values while ``block``
-    runs, plus ``outer`` (what enclosing blocks keep alive meanwhile)."""
+    runs, plus ``outer`` (what enclosing blocks keep alive meanwhile); also
+    records the largest tensor shape in ``tiles``."""
     live = fi.live
+    opnd, nested, res, types = fi.opnd, fi.nested, fi.res, fi.types
     ops = [op for op in block.operations if id(op) in live or op.name in TERMINATORS]
     last: dict = {}
     for i, op in enumerate(ops):
-        used: list = []
-        _uses(fi, op, used)
-        for v in used:
-            last[v] = i
-    types = fi.types
+        for k in opnd[id(op)]:
+            last[k] = i
+        inner = nested.get(id(op))
+        if inner:
+            for k in inner:
+                last[k] = i
     running = outer
     dies: dict[int, int] = {}
     for key in fi.bargs.get(id(block), ()):
@@ -1283,10 +1315,19 @@ def _peak_live(fi: FuncInfo, block: Block, outer: int) -> int:
     peak = running
     for i, op in enumerate(ops):
         for region in op.regions:
-            for inner in region.blocks[:1]:
-                peak = max(peak, _peak_live(fi, inner, running))
-        for r in fi.res[id(op)]:
-            b = tinfo(types[r]).value_bytes
+            for inner_block in region.blocks[:1]:
+                peak = max(peak, _peak_live(fi, inner_block, running, tiles))
+        for r in res[id(op)]:
+            t = types[r]
+            if type(t) is not TensorType:
+                continue
+            info = tinfo(t)
+            if info.numel > tiles[0]:
+                tiles[0] = info.numel
+                tiles[1] = t.shape[0] if t.shape else 1
+                tiles[2] = t.shape[1] if len(t.shape) > 1 else 1
+            tiles[3] = max(tiles[3], info.rank)
+            b = info.value_bytes
             if b:
                 running += b
                 j = last.get(r, i)

@@ -18,6 +18,7 @@ loop iterations, and the mean trip count of loops whose bounds depend on them.
 from __future__ import annotations
 
 import itertools
+import operator
 from collections.abc import Iterable
 
 # A domain is the size n of range(n); the symbol takes values 0..n-1.
@@ -136,15 +137,19 @@ def _samples(n: int, limit: int) -> list[int]:
     return sorted({round(i * (n - 1) / (limit - 1)) for i in range(limit)})
 
 
-def combos(syms: list[str], domains: Domains) -> Iterable[dict[str, int]]:
-    """All (or, past MAX_COMBOS, evenly sampled) assignments of ``syms``."""
+def combos_tuples(syms: list[str], domains: Domains) -> Iterable[tuple[int, ...]]:
+    """All (or, past MAX_COMBOS, evenly sampled) value tuples of ``syms``."""
     sizes = [max(1, domains.get(s, 1)) for s in syms]
     total = 1
     for n in sizes:
         total *= n
-    limit = max(n for n in sizes) if total <= MAX_COMBOS else SAMPLES_PER_SYMBOL
-    ranges = [_samples(n, limit) for n in sizes]
-    for vals in itertools.product(*ranges):
+    limit = max(sizes) if total <= MAX_COMBOS else SAMPLES_PER_SYMBOL
+    return itertools.product(*[_samples(n, limit) for n in sizes])
+
+
+def combos(syms: list[str], domains: Domains) -> Iterable[dict[str, int]]:
+    """All (or, past MAX_COMBOS, evenly sampled) assignments of ``syms``."""
+    for vals in combos_tuples(syms, domains):
         yield dict(zip(syms, vals))
 
 
@@ -414,15 +419,41 @@ def _group_fraction(
             n = shape[d]
             total = sum_clamped_linear(-c.c, -coef, n, count)  # type: ignore[union-attr]
             return total / (n * count)
-    acc = 0.0
-    k = 0
-    for values in combos(syms, domains):
-        if any((substitute(g, values) or 0) >= 0 for g in active_guards):
-            continue  # this iteration does not run for these programs
-        concrete = [(substitute(c, values), s) for c, s in group]
-        acc += _active_count(concrete, shape) / numel  # type: ignore[arg-type]
-        k += 1
-    return acc / k if k else 1.0
+    # Enumerate symbol values; expressions are pre-split into a constant and a
+    # coefficient per symbol so that each point costs a few multiply-adds.
+    def split(e: Scalar) -> tuple[int, tuple[int, ...]]:
+        if type(e) is int:
+            return e, (0,) * len(syms)
+        terms = dict(e.terms)  # type: ignore[union-attr]
+        return e.c, tuple(terms.get(name, 0) for name in syms)  # type: ignore[union-attr]
+
+    guard_forms = [split(g) for g in active_guards]
+    atom_forms = [(split(c), st) for c, st in group]
+    single = None
+    if len(group) == 1:
+        nz = [d for d, k in enumerate(group[0][1]) if k]
+        if len(nz) == 1 and group[0][1][nz[0]] > 0:
+            single = (group[0][1][nz[0]], shape[nz[0]], numel // shape[nz[0]])
+    acc = 0
+    points = 0
+    for values in combos_tuples(syms, domains):
+        skip = False
+        for g0, gc in guard_forms:
+            if g0 + sum(map(operator.mul, gc, values)) >= 0:
+                skip = True  # this iteration does not run for these programs
+                break
+        if skip:
+            continue
+        points += 1
+        if single is not None:
+            (c0, cc), _ = atom_forms[0]
+            k, n, rest = single
+            c = c0 + sum(map(operator.mul, cc, values))
+            acc += min(max(-(c // k), 0), n) * rest  # lanes i with c + k*i < 0
+        else:
+            concrete = [(c0 + sum(map(operator.mul, cc, values)), st) for (c0, cc), st in atom_forms]
+            acc += _active_count(concrete, shape)
+    return acc / (points * numel) if points else 1.0
 
 
 def mean_over(values_fn, exprs: list[Scalar], domains: Domains) -> float | None:
