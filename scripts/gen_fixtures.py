@@ -394,18 +394,23 @@ def main() -> None:
                       "opt_debug = the same printed with debug info",
         }
         print(f"{name}: raw {len(raw)} B, opt {len(opt)} B")
-    extra = _extra_fixtures(args.out)
-    meta.update(extra)
+    _keep_ascend_entries(meta, args.out / "fixtures.json")
     (args.out / "fixtures.json").write_text(json.dumps(meta, indent=2) + "\n")
 
 
-def _extra_fixtures(out: Path) -> dict[str, dict]:
-    """Fixtures not produced by Triton itself (listed so tests can find them)."""
-    meta = {}
-    for path in sorted(out.glob("*.ascend.ttir")):
-        name = path.name[: -len(".ascend.ttir")]
-        meta.setdefault(f"{name}_ascend", {"files": {"ascend": path.name}})
-    return meta
+def _keep_ascend_entries(meta: dict[str, dict], index_path: Path) -> None:
+    """Carry over what scripts/gen_fixtures_ascend.py recorded (it runs in
+    another environment, so this script cannot regenerate those files)."""
+    if not index_path.exists():
+        return
+    old = json.loads(index_path.read_text())
+    for name, entry in old.items():
+        for key, fname in entry.get("files", {}).items():
+            if key.startswith("ascend") and (index_path.parent / fname).exists():
+                target = meta.setdefault(name, {"kernel": entry.get("kernel", name), "files": {}})
+                target["files"][key] = fname
+                if "ascend_source" in entry:
+                    target["ascend_source"] = entry["ascend_source"]
 
 
 if __name__ == "__main__":

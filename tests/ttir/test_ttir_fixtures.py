@@ -216,3 +216,22 @@ def test_call_atomic_persistent_2d_embedding():
         TensorType((16,), ScalarType("i32")),
         TensorType((16, 128), ScalarType("f16")),
     ]
+
+
+@pytest.mark.parametrize("kernel", [k for k in INDEX if "ascend" in INDEX[k]["files"]])
+def test_ascend_fixtures_match_stock_structure(kernel):
+    files = INDEX[kernel]["files"]
+    asc = parse_file(files["ascend"])
+    stock = parse_file(files["raw"])
+    assert len(asc.entry.arguments) == len(stock.entry.arguments) == len(INDEX[kernel]["signature"])
+    assert [t for _, t in asc.entry.arguments] == [t for _, t in stock.entry.arguments]
+    for key in ("tt.load", "tt.store", "tt.dot"):
+        assert op_counts(asc)[key] == op_counts(stock)[key], key
+    if "ascend_opt" in files:
+        opt = parse_file(files["ascend_opt"])
+        assert len(opt.functions) == 1  # helpers inlined by the ttir stage
+        assert op_counts(opt)["tt.store"] == op_counts(stock)["tt.store"]
+
+
+def test_ascend_kernels_present():
+    assert {"add", "matmul", "softmax"} <= {k for k in INDEX if "ascend" in INDEX[k]["files"]}
