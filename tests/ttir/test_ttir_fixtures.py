@@ -177,7 +177,7 @@ def test_if_while_reduce_scan():
     (red,) = [op for op in function_ops(m.entry) if op.name == "tt.reduce"]
     assert red.properties["axis"] == "0 : i32" and red.result_types == [ScalarType("f32")]
     assert red.regions[0].blocks[0].operations[-1].name == "tt.reduce.return"
-    store = [op for op in function_ops(m.entry) if op.name == "tt.store"][0]
+    store = next(op for op in function_ops(m.entry) if op.name == "tt.store")
     assert store.operands[1] == "10#0"
 
     m = parse_file("cumsum.opt.ttir")
