@@ -202,6 +202,32 @@ class PruningAutotuner(Autotuner):
     def _tune(self, key: tuple, args: Sequence[Any], kwargs: dict) -> None:
         candidates, launches, preds, plan, predict_s = self._plan(kwargs)
         report = TuningReport(key=key, candidates=candidates, predictions=preds, plan=plan, predict_s=predict_s)
+
+        def benchmark() -> None:
+            self._benchmark(key, args, kwargs, candidates, launches, report)
+
+        if self.cache_results:
+            # Stock disk cache of tuning results (TRITON_CACHE_AUTOTUNING=1 or
+            # cache_results=True), keyed by the kept configs: a hit measures
+            # nothing, so it records no feedback either.
+            if self.check_disk_cache(key, [candidates[i] for i in plan.kept], benchmark):
+                report.best = self.cache[key]
+        else:
+            benchmark()
+        self.last_report = report
+        self.reports.append(report)
+        from triton import knobs
+
+        if knobs.autotuning.print:
+            print(f"learned_cost autotune {self.base_fn.__name__} key={key}: benchmarked "
+                  f"{len(report.benchmarked)}/{len(candidates)} configs"
+                  f"{' (fail-open)' if plan.fail_open else ''}{' (fallback)' if report.fallback_used else ''} "
+                  f"in {report.bench_s:.2f}s after {report.predict_s:.2f}s predicting; best: {report.best}")
+
+    def _benchmark(self, key, args, kwargs, candidates, launches, report: TuningReport) -> None:
+        """Benchmark the kept configs (then fallbacks while nothing works),
+        cache the best like stock Triton, and record feedback."""
+        plan = report.plan
         results: dict[int, tuple[Any, str, str]] = {}
         t0 = time.perf_counter()
         for i in plan.kept:
@@ -232,8 +258,6 @@ class PruningAutotuner(Autotuner):
         full_nargs = {**self.nargs, **kwargs, **candidates[best].all_kwargs()}
         self.pre_hook(full_nargs, reset_only=True)
         self._record(report, candidates, launches, results)
-        self.last_report = report
-        self.reports.append(report)
 
     def _record(self, report: TuningReport, candidates, launches, results) -> None:
         if not fb.feedback_enabled(self.feedback):
