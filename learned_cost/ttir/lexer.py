@@ -1,81 +1,40 @@
-"""Tokenizer for MLIR / TTIR text.
+"""Tokenizer for one line of MLIR / TTIR text.
 
-One compiled regular expression splits the text into ``(space, token)``
-pairs in a single left-to-right pass (``re.findall``, C speed). "Space" also
-absorbs what the parser never needs: ``// comments``, the common
-``loc(#loc3)`` / ``loc(unknown)`` / ``loc("x"(#loc3))`` annotations, and
-whole alias definition lines (``#loc3 = loc(...)``,
-``#blocked = #ttg.blocked<...>``, ``!t = ...``). Rarer location forms
-(``loc(callsite(...))``, ``loc(fused[...])``) reach the parser as ordinary
-tokens and are skipped there.
+The parser reads a kernel line by line (printed MLIR has one operation per
+line). Simple lines need no more than ``str.split``; every other line is cut
+into tokens here by one compiled expression, applied once from left to right:
 
-Linear time is kept by construction: the space group is atomic, every
-alternative is anchored on a distinct first character, no alternative can
-match the same text in two ways, and no alternative can fail after a long
-scan (an unterminated string simply ends at the end of its line and is
-reported by the parser). The text concatenation of all pairs is the input,
-so positions for error messages can always be recomputed.
+* a string literal ``"..."`` (an unterminated one runs to the end of the line
+  and is reported by the parser, so no alternative ever fails after a long
+  scan and the pass stays linear);
+* a quoted symbol ``@"..."``;
+* a ``// comment`` (the parser drops it and what follows);
+* the arrow ``->``;
+* one punctuation character of ``()[]{}<>,=:*``;
+* a run of anything else: ``%arg3``, ``%5#1``, ``tt.load``, ``@kernel``,
+  ``^bb0``, ``#loc3``, ``!tt.ptr``, ``128x64xf16``, ``1.000000e+00``.
+
+Types therefore arrive as ``tensor`` ``<`` ``128x64xf16`` ``>`` and are joined
+back (``"".join``) before :func:`learned_cost.ttir.typeparse.parse_type`.
 """
 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 
-# Sentinel appended after the last token; the lexer cannot produce it (its
-# single-character fallback never yields a 5-character token).
-EOF = "\x00eof"
-
-_SPACE = (
-    r"((?>(?:"
-    r"\s"
-    r"|//[^\n]*"
-    r"|loc\((?:\#loc\w*|unknown)\)"
-    r'|loc\("(?:[^"\\\n]|\\.)*"\(\#loc\w*\)\)'
-    r"|^[\#!][\w$.\-]*[ \t]*=[^\n]*"
-    r")*))"
+_LINE_TOKEN = re.compile(
+    r'\s*("(?:[^"\\]|\\.)*"?|@"(?:[^"\\]|\\.)*"?|//.*|->|[()\[\]{}<>,=:*]|[^\s()\[\]{}<>,=:*"]+)'
 )
 
-_TOKEN = (
-    r"("
-    r'"(?:[^"\\\n]|\\.)*"?'  # string (may be unterminated: parser reports it)
-    r"|%[\w$.\-]+(?:\#\d+)?"  # SSA value, with result number: %5#1
-    r'|@(?:"(?:[^"\\\n]|\\.)*"?|[\w$.\-]+)'  # symbol: @name or @"quoted"
-    r"|\^[\w$.\-]+"  # block label
-    r"|[\#!][\w$.\-]+"  # attribute / type alias or dialect prefix
-    r"|[\-+]?\d+(?:\.\d*)?(?:[eE][\-+]?\d+)?\w*"  # number (also 128x64xf16)
-    r"|[A-Za-z_][\w$.]*"  # bare identifier (op names, keywords, types)
-    r"|->"
-    r"|\S"  # any other single character (punctuation or junk)
-    r"|\Z"  # end of text, so trailing space is consumed in one piece
-    r")"
-)
 
-_LEXER = re.compile(_SPACE + _TOKEN, re.MULTILINE)
-
-
-@dataclass
-class Tokens:
-    """Tokens and the space before each; ``toks[k]`` ends with EOF sentinels."""
-
-    text: str
-    space: list[str]
-    toks: list[str]
-    n: int  # number of real tokens (before the sentinels)
-
-    def offset(self, k: int) -> int:
-        """Character offset of token ``k`` in ``text`` (slow path, for errors)."""
-        k = min(k, len(self.space))
-        pos = 0
-        for j in range(k):
-            pos += len(self.space[j]) + len(self.toks[j])
-        if k < len(self.space):
-            pos += len(self.space[k])
-        return pos
-
-    def line_col(self, k: int) -> tuple[int, int]:
-        """1-based (line, column) of token ``k``."""
-        return line_col_of_offset(self.text, self.offset(k))
+def tokenize_line(line: str) -> list[str]:
+    """Tokens of one line, a trailing ``// comment`` removed."""
+    toks = _LINE_TOKEN.findall(line)
+    for k, t in enumerate(toks):
+        if t[0] == "/" and t.startswith("//"):
+            del toks[k:]
+            break
+    return toks
 
 
 def line_col_of_offset(text: str, offset: int) -> tuple[int, int]:
@@ -84,18 +43,3 @@ def line_col_of_offset(text: str, offset: int) -> tuple[int, int]:
     line = text.count("\n", 0, offset) + 1
     col = offset - (text.rfind("\n", 0, offset) + 1) + 1
     return line, col
-
-
-def tokenize(text: str) -> Tokens:
-    """Split ``text`` into tokens (linear time; never raises on any str)."""
-    pairs = _LEXER.findall(text)
-    while pairs and pairs[-1][1] == "":
-        pairs.pop()  # the end-of-text match
-    if pairs:
-        space, toks = map(list, zip(*pairs))
-    else:
-        space, toks = [], []
-    n = len(toks)
-    space.extend([""] * 4)
-    toks.extend([EOF] * 4)
-    return Tokens(text=text, space=space, toks=toks, n=n)

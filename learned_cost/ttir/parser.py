@@ -52,7 +52,7 @@ from .ir import (
     TensorType,
     Type,
 )
-from .lexer import line_col_of_offset
+from .lexer import line_col_of_offset, tokenize_line
 from .normalize import _strip_loc_calls
 from .typeparse import parse_type
 
@@ -68,11 +68,6 @@ _MODULE_OPS = frozenset({"module", "builtin.module"})
 _AXIS_NAMES = {"x": "0", "y": "1", "z": "2"}
 _PROGRAM_AXIS_OPS = frozenset({"tt.get_program_id", "tt.get_num_programs"})
 
-# One token of a "complex" line: a string (possibly unterminated, reported
-# later), an arrow, one punctuation character, or a run of anything else.
-_LINE_TOKEN = re.compile(
-    r'\s*("(?:[^"\\]|\\.)*"?|@"(?:[^"\\]|\\.)*"?|//.*|->|[()\[\]{}<>,=:*]|[^\s()\[\]{}<>,=:*"]+)'
-)
 _STRING = re.compile(r'"(?:[^"\\]|\\.)*"')
 # "dialect.op" (Triton prints every op with its dialect), or a builtin.
 _OP_NAME = re.compile(r"[A-Za-z_][\w$]*(?:\.[\w$]+)+|module|func")
@@ -195,12 +190,7 @@ class _Parser:
 
     def lex(self, li: int, s: str) -> list[str]:
         """Tokens of a cleaned line (the general tokenizer)."""
-        toks = _LINE_TOKEN.findall(s)
-        for k, t in enumerate(toks):
-            if t[0] == "/" and t.startswith("//"):
-                del toks[k:]
-                break
-        return toks
+        return tokenize_line(s)
 
     # ------------------------------------------------------------ structure
 
@@ -811,7 +801,7 @@ def _types_from_key(name: str, tkey: str, nres: int) -> tuple[tuple[Type, ...], 
     hit = _TYPE_KEY_CACHE.get(key)
     if hit is None:
         if tkey:
-            left, right = _type_section(_LINE_TOKEN.findall(tkey), None, 0)
+            left, right = _type_section(tokenize_line(tkey), None, 0)
         else:
             left, right = [], None
         if right is None:
