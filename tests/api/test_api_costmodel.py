@@ -316,3 +316,15 @@ def test_estimates_are_flagged_with_one_estimate_warning():
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         costmodel_bench(fixture_item("matmul"))
+
+
+def test_seed_flow_on_triton_ascend_ttir():
+    # TTIR printed by triton-ascend's front end, as the upstream example makes it
+    item = {"config": "block1024", "ttir": fixture_text("add", "ascend"), "arg_bindings": "arg3=98432,pid_x=0",
+            "target_arch": "Ascend910B3"}
+    p = predict_item(item)
+    assert p.ok and p.hardware == "ascend_910b" and p.features["programs"] == 97
+    assert costmodel_bench(item) == ("block1024", p.latency_us)
+    # the optimized form of the same launch is costed too, and close to the raw one
+    q = predict_item({**item, "ttir": fixture_text("add", "ascend_opt")})
+    assert q.ok and 0.5 < q.latency_us / p.latency_us < 2.0
