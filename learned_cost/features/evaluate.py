@@ -33,7 +33,6 @@ Rules for what cannot be known statically (documented in ``extract``):
 
 from __future__ import annotations
 
-import math
 import re
 import weakref
 from dataclasses import dataclass, field
@@ -88,6 +87,7 @@ class Evaluation:
     accesses: list[Access] = field(default_factory=list)
     domains: dict[str, int] = field(default_factory=dict)  # loop symbols -> trips
     guards: dict[str, object] = field(default_factory=dict)  # loop symbol -> "iteration runs" iff < 0
+    aliases: dict[str, object] = field(default_factory=dict)  # carried-value symbol -> its value in loop symbols
     pid_axes: set[int] = field(default_factory=set)
     warnings: list[str] = field(default_factory=list)
 
@@ -882,12 +882,7 @@ class Evaluator:
         bounds = [_num(self._ctrl(fr.env.get(o))) for o in ops[:3]]
         lb, ub, step = bounds + [None] * (3 - len(bounds))
 
-        def trips(lo, hi, st):
-            if lo is None or hi is None or st is None or st <= 0:
-                return None
-            return max(0, -((lo - hi) // st))
-
-        mean = S.mean_over(trips, [lb, ub, step], self._domains())
+        mean, most = _trip_stats(lb, ub, step, self._domains())
         self.static_loops.add(id(op))
         if mean is None:
             mean = float(UNRESOLVED_LOOP_TRIPS)
@@ -905,7 +900,7 @@ class Evaluator:
             if type(step) is int and lb is not None and mean > 0:
                 jname = f"j{self.nsym}"
                 self.nsym += 1
-                self.out.domains[jname] = max(1, math.ceil(mean))
+                self.out.domains[jname] = max(1, most)
                 iv_val = S.add(lb, S.scale(S.sym(jname), step))
                 if type(lb) is not int or type(ub) is not int:
                     # trips vary with other symbols: remember which iterations run
@@ -914,15 +909,30 @@ class Evaluator:
             if args:
                 fr.env[args[0]] = iv_val
                 fr.level[args[0]] = lvl
+            carries = []
             for k, name in enumerate(args[1:]):
-                fr.env[name] = None
-                fr.level[name] = lvl
                 init = ops[3 + k] if 3 + k < len(ops) else None
+                # an integer carried value is init + c (c a fresh symbol); if the
+                # body turns out to add a constant each trip, c = delta * j
+                start = fr.env.get(init) if iv_val is not None else None
+                value = None
+                if isinstance(start, S.TAff) or _num(start) is not None:
+                    cname = f"c{self.nsym}"
+                    self.nsym += 1
+                    value = _shift(start, S.sym(cname))
+                    if value is not None:
+                        carries.append((k, cname, value))
+                fr.env[name] = value
+                fr.level[name] = lvl
                 if init is not None and init in fr.taint:
                     fr.taint.add(name)
             # a loop does not raise the floor: invariant ops hoist out of it
             term = self._scoped_block(fr, body, inner, floor, depth + 1)
             yields = self._operands(fr, term) if term is not None else []
+            for k, cname, value in carries:
+                delta = _delta(fr.env.get(yields[k]) if k < len(yields) else None, value)
+                if delta is not None and iv_val is not None:
+                    self.out.aliases[cname] = S.scale(S.sym(jname), delta)
         else:
             yields = []
         for i, r in enumerate(fr.fi.res[id(op)]):
@@ -942,7 +952,11 @@ class Evaluator:
             p = 1.0 if cond else 0.0
         elif isinstance(cond, S.Mask) and cond.exact:
             atoms = tuple((self._ctrl(c), s) for c, s in cond.atoms)
-            p = S.mask_fraction(S.Mask(atoms), (), self._domains())
+            domains = self._domains()
+            if all(name in domains for name in S.symbols_of(c for c, _ in atoms)):
+                p = S.mask_fraction(S.Mask(atoms), (), domains)
+            else:
+                p = 0.5  # depends on values only known per iteration
         else:
             p = 0.5
         results_by_branch = []
@@ -1014,7 +1028,52 @@ class Evaluator:
                 fr.taint.add(r)
 
 
+def _trip_stats(lb, ub, step, domains: dict[str, int]) -> tuple[float | None, int]:
+    """(mean, max) trip count of ``range(lb, ub, step)`` over the domains of
+    the symbols in the bounds; (None, 0) when a bound is unknown."""
+    if lb is None or ub is None or type(step) is not int or step <= 0:
+        return None, 0
+    if type(lb) is int and type(ub) is int:
+        n = max(0, -((lb - ub) // step))
+        return float(n), n
+    syms = S.symbols_of([lb, ub])
+    if any(name not in domains for name in syms):
+        return None, 0
+    total = 0
+    most = 0
+    points = 0
+    for values in S.combos(syms, domains):
+        lo, hi = S.substitute(lb, values), S.substitute(ub, values)
+        if lo is None or hi is None:
+            return None, 0
+        n = max(0, -((lo - hi) // step))
+        total += n
+        most = max(most, n)
+        points += 1
+    return (total / points, most) if points else (None, 0)
+
+
 # ---------------------------------------------------------------- abstract values
+
+
+def _shift(v, c):
+    """v + c for an integer scalar or TAff (None when not representable)."""
+    if isinstance(v, S.TAff):
+        total = S.add(v.c, c)
+        return None if total is None else S.TAff(total, v.strides)
+    return S.add(_num(v), c)
+
+
+def _delta(after, before) -> int | None:
+    """Constant step ``after - before`` of a carried integer, else None."""
+    if isinstance(after, S.TAff) and isinstance(before, S.TAff):
+        d = S.t_add(after, before, -1)
+        if d is None or any(d.strides):
+            return None
+        d = d.c
+    else:
+        d = S.sub(_num(after), _num(before))
+    return d if type(d) is int else None
 
 
 def _num(v):
@@ -1206,7 +1265,7 @@ def _h_cmpi(ev, fr, op, ops, rtype):
     if type(a) is int and type(b) is int:
         return _cmp_int(pred, a, b)
     rank = _rank(rtype)
-    if pred in ("eq", "ne"):
+    if pred == "ne":
         r = _binary_int(lambda x, y: _cmp_int(pred, x, y), a, b)
         if not isinstance(r, S.TAff):
             return None

@@ -175,7 +175,8 @@ def _memory_features(ev: Evaluation, grid: tuple[int, int, int]) -> dict[str, fl
             key = (acc.mask, acc.shape)
             frac = cache.get(key, -1.0)
             if frac < 0.0:
-                frac = S.mask_fraction(acc.mask, acc.shape, domains, ev.guards)
+                mask = S.resolve_mask(acc.mask, ev.aliases, domains)
+                frac = S.mask_fraction(mask, acc.shape, domains, ev.guards)
                 cache[key] = frac
         w = acc.weight
         full = w * acc.elems * acc.elem_bytes

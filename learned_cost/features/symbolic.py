@@ -230,6 +230,9 @@ class Mask:
 
 def compare(pred: str, a: TAff, b: TAff) -> Mask | None:
     """Mask of ``a <pred> b`` for integer tensors (or scalars as rank-0 TAff)."""
+    if pred == "eq":  # a - b <= 0 and b - a <= 0
+        lo, hi = compare("sle", a, b), compare("sge", a, b)
+        return None if lo is None or hi is None else mask_and(lo, hi)
     if pred in ("slt", "ult"):
         d = t_add(a, b, -1)  # a - b < 0
     elif pred in ("sle", "ule"):
@@ -474,6 +477,24 @@ def mean_over(values_fn, exprs: list[Scalar], domains: Domains) -> float | None:
         acc += r
         k += 1
     return acc / k if k else None
+
+
+def resolve_mask(mask: Mask, aliases: dict[str, Scalar], domains: Domains) -> Mask:
+    """Replace alias symbols by their definitions; drop atoms that still
+    mention a symbol without a domain (values not known statically)."""
+    atoms = []
+    exact = mask.exact
+    for c, s in mask.atoms:
+        if type(c) is Aff and aliases:
+            out: Scalar = c.c
+            for name, k in c.terms:
+                out = add(out, scale(aliases.get(name, sym(name)), k))
+            c = out
+        if type(c) is Aff and any(name not in domains for name in c.symbols()):
+            exact = False
+            continue
+        atoms.append((c, s))
+    return Mask(tuple(atoms), exact)
 
 
 def infer_programs(atom: Atom, pid_syms: dict[str, int]) -> tuple[int, int] | None:

@@ -87,7 +87,8 @@ def test_compare_predicates_and_constants():
         assert S._active_count([(c, s) for c, s in S.compare(pred, r, n).atoms], (8,)) == expect, pred
     # n > r  <=>  r < n
     assert S._active_count(list(S.compare("sgt", n, r).atoms), (8,)) == 5
-    assert S.compare("eq", r, n) is None
+    assert S._active_count(list(S.compare("eq", r, n).atoms), (8,)) == 1  # only lane 5
+    assert S.compare("ne", r, n) is None  # not a conjunction of half-planes
     assert S.compare("slt", S.TAff(1, ()), S.TAff(2, ())).atoms == ()  # always true
     assert S.mask_fraction(S.compare("slt", S.TAff(3, ()), S.TAff(2, ())), (), {}) == 0.0
 
