@@ -235,6 +235,30 @@ def cmd_hardware_show(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_hardware_measured(args: argparse.Namespace) -> int:
+    from .hardware import load_profile, measured_from_ceilings, profile_from_dict
+
+    profile = load_profile(args.name)
+    try:
+        ceilings = json.loads(_read_text(args.ceilings))
+    except json.JSONDecodeError as e:
+        raise CLIError(f"{args.ceilings} is not JSON ({e.msg})") from None
+    if not isinstance(ceilings, dict):
+        raise CLIError(f"{args.ceilings} must hold a JSON object")
+    raw = json.loads(_read_text(profile.path))
+    raw["measured"] = measured_from_ceilings(ceilings, source=args.ceilings)
+    profile_from_dict(raw, path=profile.path)  # validate before writing anything
+    text = json.dumps(raw, indent=2, ensure_ascii=False) + "\n"
+    if args.write:
+        tmp = Path(profile.path).with_suffix(".json.tmp")
+        tmp.write_text(text, encoding="utf-8")
+        os.replace(tmp, profile.path)
+        print(f"wrote the measured block of {profile.name} to {profile.path}")
+    else:
+        sys.stdout.write(text)
+    return 0
+
+
 # --- wiring ----------------------------------------------------------------------------
 
 
@@ -270,7 +294,14 @@ def build_parser() -> argparse.ArgumentParser:
     hs = hsub.add_parser("show", help="show one profile as JSON", description="Show a profile's figures and sources.")
     hs.add_argument("name", help="profile name, SoC name or profile JSON path")
     hs.set_defaults(func=cmd_hardware_show)
-    p.set_defaults(func=lambda a: _missing(p, "hardware needs an action: list or show"))
+    hm = hsub.add_parser("measured", help="fill a profile's measured block from a ceilings JSON",
+                         description="Print (or --write) the profile with its 'measured' block taken from a "
+                                     "ceilings file such as data/h200/ceilings.json.")
+    hm.add_argument("name", help="shipped profile name or profile JSON path")
+    hm.add_argument("ceilings", help="ceilings JSON (scripts/measure_ceilings.py output)")
+    hm.add_argument("--write", action="store_true", help="rewrite the profile file in place")
+    hm.set_defaults(func=cmd_hardware_measured)
+    p.set_defaults(func=lambda a: _missing(p, "hardware needs an action: list, show or measured"))
 
     for mod_name in PLUGIN_MODULES:
         _register_plugin(mod_name, sub)

@@ -12,6 +12,7 @@ from .profile import (
     list_profiles,
     load_profile,
     match_arch,
+    measured_from_ceilings,
     profile_from_dict,
     resolve_hardware,
 )
@@ -27,6 +28,7 @@ __all__ = [
     "list_profiles",
     "load_profile",
     "match_arch",
+    "measured_from_ceilings",
     "profile_from_dict",
     "resolve_hardware",
 ]

@@ -32,7 +32,7 @@ def test_hardware_list_and_show(capsys):
     "argv, needle",
     [
         (["hardware", "show", "tpu_v5"], "tpu_v5"),
-        (["hardware"], "list or show"),
+        (["hardware"], "list, show or measured"),
         (["predict"], "inputs"),
         (["predict", "/no/such.ttir"], "/no/such.ttir"),
         (["predict", str(FIXTURES / "add.opt.ttir"), "--grid", "x"], "--grid"),
@@ -110,3 +110,35 @@ def test_console_script_help_is_fast_and_triton_free():
             "print(sorted(m for m in ('triton', 'torch') if m in sys.modules))")
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert r.returncode == 0 and r.stdout.strip().endswith("[]"), r.stdout + r.stderr
+
+
+CEILINGS = {"device": "NVIDIA H200", "copy_bandwidth_GBps": 4300.5, "matmul_fp16_TFLOPs": 760.0,
+            "matmul_bf16_TFLOPs": 770.0, "matmul_fp32_TFLOPs": 50.0, "matmul_tf32_TFLOPs": 400.0,
+            "empty_kernel_launch_us": {"median": 3.9, "p20": 3.8, "p80": 4.1}, "date": "2026-12-02T18:00:00+00:00"}
+
+
+def test_hardware_measured_fills_the_block(capsys, tmp_path):
+    import shutil
+
+    from learned_cost.hardware import load_profile
+
+    path = tmp_path / "h200.json"
+    shutil.copy(load_profile("h200").path, path)
+    ceil = tmp_path / "ceilings.json"
+    ceil.write_text(json.dumps(CEILINGS))
+    code, out, _ = run(capsys, "hardware", "measured", str(path), str(ceil))
+    assert code == 0 and json.loads(out)["measured"]["copy_bandwidth_gbs"] == 4300.5
+    assert json.loads(path.read_text())["measured"] == {}  # printed only
+    code, out, _ = run(capsys, "hardware", "measured", str(path), str(ceil), "--write")
+    p = load_profile(path)
+    assert code == 0 and p.effective_bandwidth_gbs == 4300.5
+    assert p.effective_matrix_tflops("fp16") == 770.0 and p.effective_matrix_tflops("fp32") == 400.0
+    assert p.effective_launch_overhead_us == 3.9 and p.measured["device_name"] == "NVIDIA H200"
+    import jsonschema
+
+    from learned_cost.hardware import SCHEMA_PATH
+
+    jsonschema.validate(json.loads(path.read_text()), json.loads(SCHEMA_PATH.read_text()))
+    ceil.write_text(json.dumps({"unrelated": 1}))
+    code, _, err = run(capsys, "hardware", "measured", str(path), str(ceil))
+    assert code == 2 and "no known ceiling" in err
