@@ -208,13 +208,18 @@ class LaunchDescriber:
         from triton.compiler import ASTSource
 
         backend = self._backend
-        params = self.jit.params
-        signature = {p.name: s[0] for p, s in zip(params, spec)}
-        values = list(bound.values())
-        constexprs = {(i,): values[i] for i, s in enumerate(spec) if s[0] == "constexpr"}
-        attrs = {(i,): backend.parse_attr(s[1]) for i, s in enumerate(spec) if isinstance(s[1], str)}
         opt_in = {k: v for k, v in kwargs.items() if k in OPTION_KEYS or k == "debug"}
-        options = backend.parse_options(opt_in)
+        try:
+            # What JITFunction.run does: constexprs and attributes found at any
+            # depth (tuple arguments included).
+            options, signature, constexprs, attrs = self.jit._pack_args(
+                backend, opt_in, bound, spec, backend.parse_options(opt_in))
+        except AttributeError:  # a Triton without _pack_args: top level only
+            options = backend.parse_options(opt_in)
+            signature = {p.name: s[0] for p, s in zip(self.jit.params, spec)}
+            values = list(bound.values())
+            constexprs = {(i,): values[i] for i, s in enumerate(spec) if s[0] == "constexpr"}
+            attrs = {(i,): backend.parse_attr(s[1]) for i, s in enumerate(spec) if isinstance(s[1], str)}
         src = ASTSource(self.jit, signature, constexprs, attrs)
         context = ir.context()
         ir.load_dialects(context)
@@ -234,18 +239,31 @@ def ttir_int_bindings(bound_items: Sequence[tuple[str, Any]], spec: Sequence[tup
     TTIR signature (N counts surviving parameters only), and ``{argN: name}``.
 
     A parameter survives unless the binder made it a constant (constexprs,
-    integers equal to 1, ``None``). Booleans bind as 0/1."""
+    integers equal to 1, ``None``). A tuple parameter becomes one TTIR
+    argument per (surviving) element, named ``name[i]``. Booleans bind as
+    0/1."""
     bindings: dict[str, int] = {}
     names: dict[str, str] = {}
     pos = 0
     for (name, value), s in zip(bound_items, spec):
-        if s[0] == "constexpr":
-            continue
-        if isinstance(value, (bool, int)) and not hasattr(value, "dtype"):
-            bindings[f"arg{pos}"] = int(value)
-            names[f"arg{pos}"] = name
-        pos += 1
+        for leaf_name, leaf, typ in _leaves(name, value, s[0]):
+            if typ == "constexpr":
+                continue
+            if isinstance(leaf, (bool, int)) and not hasattr(leaf, "dtype"):
+                bindings[f"arg{pos}"] = int(leaf)
+                names[f"arg{pos}"] = leaf_name
+            pos += 1
     return bindings, names
+
+
+def _leaves(name: str, value: Any, typ: Any):
+    """(name, value, type) of each scalar inside a possibly nested tuple
+    argument, in signature order."""
+    if isinstance(typ, tuple):
+        for i, (v, t) in enumerate(zip(value, typ)):
+            yield from _leaves(f"{name}[{i}]", v, t)
+    else:
+        yield name, value, typ
 
 
 def resolve_grid(grid: Any, meta: Mapping[str, Any]) -> tuple[int, int, int]:

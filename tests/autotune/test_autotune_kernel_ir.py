@@ -26,6 +26,12 @@ def _scale_kernel(x_ptr, out_ptr, n, stride, rows, BLOCK: tl.constexpr, UNUSED: 
     tl.store(out_ptr + offs, x * rows, mask=m)
 
 
+@triton.jit
+def _tuple_kernel(x_ptr, dims, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    tl.store(x_ptr + offs, offs * dims[0] + dims[1] + n, mask=offs < n)
+
+
 def _func_args(ttir: str) -> list[str]:
     sig = re.search(r"tt\.func public @\w+\((.*?)\) attributes", ttir, re.DOTALL).group(1)
     return re.findall(r"%(\w+):", sig)
@@ -110,3 +116,19 @@ def test_resolve_grid(grid, want):
 def test_resolve_grid_rejects(bad):
     with pytest.raises(ValueError, match="grid"):
         resolve_grid(bad, {})
+
+
+@pytest.mark.parametrize(
+    ("dims", "args", "bindings"),
+    [
+        ((3, 5), ["x_ptr", "dims", "dims_0", "n"], {"arg1": 3, "arg2": 5, "arg3": 1000}),
+        # an element equal to 1 is specialized away inside the tuple too
+        ((3, 1), ["x_ptr", "dims", "n"], {"arg1": 3, "arg2": 1000}),
+    ],
+)
+def test_tuple_argument_positions(dims, args, bindings):
+    d = LaunchDescriber(_tuple_kernel, target=("cuda", 90, 32))
+    la = d.describe([torch.zeros(1024), dims, 1000], {}, {"BLOCK": 128}, (8,))
+    assert _func_args(la.ttir) == args
+    assert dict(la.arg_bindings) == bindings
+    assert la.arg_names["arg1"] == "dims[0]"
