@@ -6,6 +6,8 @@ import math
 import warnings
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from learned_cost import costmodel_bench
 from learned_cost.api import EstimateWarning, Prediction, predict_item, predict_items
@@ -328,3 +330,34 @@ def test_seed_flow_on_triton_ascend_ttir():
     # the optimized form of the same launch is costed too, and close to the raw one
     q = predict_item({**item, "ttir": fixture_text("add", "ascend_opt")})
     assert q.ok and 0.5 < q.latency_us / p.latency_us < 2.0
+
+
+_junk = st.recursive(
+    st.one_of(st.none(), st.booleans(), st.integers(-5, 10**6), st.floats(allow_nan=True), st.text(max_size=12)),
+    lambda inner: st.one_of(st.lists(inner, max_size=4), st.dictionaries(st.text(max_size=8), inner, max_size=4)),
+    max_leaves=8,
+)
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    st.fixed_dictionaries(
+        {"config": st.one_of(st.just("c"), _junk)},
+        optional={
+            "ttir": st.one_of(st.sampled_from(["add", "matmul", "softmax"]).map(fixture_text), _junk),
+            "arg_bindings": st.one_of(st.just("arg3=98432"), _junk),
+            "grid": _junk,
+            "options": _junk,
+            "hardware": st.one_of(st.sampled_from(["h200", "ascend_910b", "H200"]), _junk),
+            "target_arch": _junk,
+            "model": st.one_of(st.just("analytic"), _junk),
+        },
+    )
+)
+def test_never_raises_on_arbitrary_items(item):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        config, lat = costmodel_bench(item)
+    assert lat == math.inf or (math.isfinite(lat) and lat > 0)
+    if lat != math.inf:
+        assert config is item["config"]
