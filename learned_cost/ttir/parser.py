@@ -132,7 +132,7 @@ class _Parser:
         self.n = len(self.lines)
         # cleaned lines: stripped, trailing loc(...) cut, "" for skipped lines
         clean = [s.strip() for s in self.lines]
-        if "loc(" in text or "//" in text or "\n#" in text or "\n!" in text or text[:1] in "#!":
+        if "loc(" in text or "//" in text or "#" in text or "!" in text:
             clean_line = self.clean_line
             for i, s in enumerate(clean):
                 if s and ("loc(" in s or s[0] in "/#!"):
