@@ -87,9 +87,11 @@ class Prediction:
 
     ``latency_us`` is the whole launch in µs (``inf`` when ``error`` is set).
     ``model`` and ``hardware`` name what predicted; ``features`` is the
-    feature vector (None on error or when the result came from the key-level
-    cache); ``warnings`` are notes about estimates; ``error`` says what was
-    wrong with the item.
+    feature vector (None on error, or when the result came from the key-level
+    cache, which keeps latencies only: then ``warnings`` is empty too; the
+    vector may be shared with the cache, so treat it as read-only);
+    ``warnings`` are notes about estimates; ``error`` says what was wrong
+    with the item.
     """
 
     config: Any
