@@ -54,7 +54,7 @@ def load_features(data_dir: str | Path, hardware: str, progress: bool = True, ca
 
 
 def train_from_table(ft: FeaturesTable, hardware: str, out: str | Path, params: FitParams | None = None,
-                     variant: str | None = None, select_splits: int = 3) -> TrainResult:
+                     variant: str | None = None, select_splits: int = 3, jobs: int | None = None) -> TrainResult:
     """Fit and save a model from a features table. ``variant=None`` lets
     grouped CV over the table pick it (needs >= 2 families, else
     ``log_ratio``)."""
@@ -66,7 +66,7 @@ def train_from_table(ft: FeaturesTable, hardware: str, out: str | Path, params: 
     selection = None
     if variant is None:
         if table["family"].nunique() >= 2:
-            selection = select_variant(table, params, n_splits=select_splits)
+            selection = select_variant(table, params, n_splits=select_splits, jobs=jobs)
             variant = selection.variant
         else:
             variant = "log_ratio"
@@ -106,7 +106,8 @@ def _records(df: pd.DataFrame) -> dict:
 
 
 def train_model(data_dir: str | Path, hardware: str, out: str | Path, params: FitParams | None = None,
-                variant: str | None = None, progress: bool = True, cache: bool = True) -> TrainResult:
+                variant: str | None = None, progress: bool = True, cache: bool = True,
+                jobs: int | None = None) -> TrainResult:
     """``learned-cost train``: profile directory -> model directory."""
-    ft, _ = load_features(data_dir, hardware, progress=progress, cache=cache)
-    return train_from_table(ft, hardware, out, params, variant)
+    ft, _ = load_features(data_dir, hardware, progress=progress, cache=cache, jobs=jobs)
+    return train_from_table(ft, hardware, out, params, variant, jobs=jobs)

@@ -67,7 +67,7 @@ def cmd_train(args) -> int:
         return _err(f"--rounds must be >= 1, got {args.rounds}")
     try:
         res = train_model(args.data, args.hardware, args.out, _params(args), variant=args.variant,
-                          progress=not args.quiet, cache=not args.no_cache)
+                          progress=not args.quiet, cache=not args.no_cache, jobs=args.jobs)
     except (ValueError, KeyError) as e:
         return _err(str(e))
     if res.selection is not None:
@@ -94,9 +94,10 @@ def cmd_evaluate(args) -> int:
             return _err(f"--schemes: unknown scheme {s!r}; expected some of {','.join(SCHEMES)}")
     log = (lambda *_: None) if args.quiet else (lambda m: print(m, file=sys.stderr, flush=True))
     try:
-        ft, _ = load_features(args.data, args.hardware, progress=not args.quiet, cache=not args.no_cache)
+        ft, _ = load_features(args.data, args.hardware, progress=not args.quiet, cache=not args.no_cache,
+                              jobs=args.jobs)
         res = evaluate(ft.table, args.hardware, _params(args), schemes=schemes,
-                       model_dir=args.model, log=log)
+                       model_dir=args.model, jobs=args.jobs, log=log)
     except (ValueError, KeyError) as e:
         return _err(str(e))
     cmd = (f"learned-cost evaluate --data {shlex.quote(args.data)} --hardware {shlex.quote(args.hardware)}"
@@ -152,7 +153,10 @@ def cmd_retrain(args) -> int:
 
 def _add_fit_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--rounds", type=int, default=None, help="boosting rounds (default 500)")
-    p.add_argument("--threads", type=int, default=None, help="LightGBM threads (default 2; part of determinism)")
+    p.add_argument("--threads", type=int, default=None,
+                   help="LightGBM threads per fit (default 1; part of determinism)")
+    p.add_argument("--jobs", type=int, default=None,
+                   help="processes for feature extraction and independent fits (default: all cores)")
     p.add_argument("--seed", type=int, default=None, help="random seed (default fixed)")
     p.add_argument("--quiet", action="store_true", help="no progress output")
     p.add_argument("--no-cache", action="store_true",

@@ -29,9 +29,10 @@ from .fit import (
     VARIANTS,
     FitParams,
     family_folds,
-    fit,
+    pick_variant,
     random_group_folds,
-    select_variant,
+    run_fit_tasks,
+    selection_tasks,
 )
 from .metrics import evaluate_scores, random_k_scores
 
@@ -76,23 +77,40 @@ class EvaluationResult:
     table: pd.DataFrame = field(default_factory=pd.DataFrame)  # scored rows: meta + analytic_us
 
 
-def _oof(table: pd.DataFrame, folds, params: FitParams, inner_splits: int,
-         variants=VARIANTS, log=print) -> tuple[pd.DataFrame, dict[str, str]]:
+def _oof(table: pd.DataFrame, folds, params: FitParams, inner_splits: int, variants=VARIANTS,
+         jobs: int | None = None, log=print) -> tuple[pd.DataFrame, dict[str, str]]:
+    """Out-of-fold scores of each variant, and "learned": per outer fold the
+    variant that inner grouped CV on that fold's training rows picked. All
+    fits (inner and outer) are independent tasks run in one parallel batch."""
+    tasks: list = []
+    plan = []  # per outer fold: (name, te, inner task range, fold names, outer task start)
+    for name, tr, te in folds:
+        i0 = len(tasks)
+        inner_names: list[str] = []
+        if table.iloc[tr]["family"].nunique() >= 2:
+            inner, inner_names = selection_tasks(table, inner_splits, LATENCY_VARIANTS, subset=tr)
+            tasks += inner
+        i1 = len(tasks)
+        tasks += [(v, tr, te) for v in variants]
+        plan.append((name, te, (i0, i1), inner_names, i1))
+    t0 = time.perf_counter()
+
+    def progress(done, total):
+        if done == total or done % max(1, total // 10) == 0:
+            log(f"  {done}/{total} fits ({time.perf_counter() - t0:.0f} s)")
+
+    results = run_fit_tasks(table, tasks, params, jobs, progress=progress)
     out = pd.DataFrame(np.nan, index=table.index, columns=list(variants) + ["learned"], dtype=np.float64)
     chosen: dict[str, str] = {}
-    for i, (name, tr, te) in enumerate(folds):
-        train = table.iloc[tr]
-        t0 = time.perf_counter()
-        if train["family"].nunique() >= 2:
-            pick = select_variant(train, params, n_splits=inner_splits, variants=LATENCY_VARIANTS).variant
+    for name, te, (i0, i1), inner_names, j in plan:
+        if i1 > i0:
+            pick = pick_variant(table, tasks[i0:i1], results[i0:i1], inner_names).variant
         else:
-            pick = "log_ratio"
+            pick = "log_ratio"  # a single training family leaves nothing to choose by
         chosen[name] = pick
-        for v in variants:
-            m = fit(train, v, params)
-            out.iloc[te, out.columns.get_loc(v)] = m.predict_table(table.iloc[te])
+        for k, v in enumerate(variants):
+            out.iloc[te, out.columns.get_loc(v)] = results[j + k]
         out.iloc[te, out.columns.get_loc("learned")] = out.iloc[te][pick].to_numpy()
-        log(f"  fold {i + 1}/{len(folds)} {name}: picked {pick} ({time.perf_counter() - t0:.1f} s)")
     return out, chosen
 
 
@@ -169,7 +187,7 @@ def shipped_figures(table: pd.DataFrame, model_dir, train_digest: str) -> dict:
 
 def evaluate(table: pd.DataFrame, hardware: str, params: FitParams | None = None,
              schemes=SCHEMES, inner_splits: int = 3, random_splits: int = 5, model_dir=None,
-             log=print) -> EvaluationResult:
+             jobs: int | None = None, log=print) -> EvaluationResult:
     """Run the CV schemes over a features table (see module docstring)."""
     from .features_table import data_digest
 
@@ -187,7 +205,7 @@ def evaluate(table: pd.DataFrame, hardware: str, params: FitParams | None = None
         else:
             raise ValueError(f"unknown CV scheme {scheme!r}; expected one of {SCHEMES}")
         log(f"{scheme}: {len(folds)} folds")
-        scores, chosen = _oof(table, folds, params, inner_splits, log=log)
+        scores, chosen = _oof(table, folds, params, inner_splits, jobs=jobs, log=log)
         summary, pgs = _summaries(table, scores)
         results[scheme] = SchemeResult(scheme, scores, chosen, summary, pgs)
     per_family = _per_family(table, results["lofo"].scores) if "lofo" in results else pd.DataFrame()

@@ -40,7 +40,7 @@ def test_train_and_evaluate_end_to_end(tmp_path, monkeypatch, capsys):
     data = tmp_path / "data"
     mod.make_fixture_store(data)
     monkeypatch.setenv("LEARNED_COST_CACHE", str(tmp_path / "cache"))
-    fit = ["--rounds", "5", "--threads", "1", "--quiet"]
+    fit = ["--rounds", "5", "--threads", "1", "--jobs", "1", "--quiet"]
     rc = main(["train", "--data", str(data), "--hardware", "h200", "--out", str(tmp_path / "m"), *fit])
     assert rc == 0, capsys.readouterr().err
     assert (tmp_path / "m" / "model.txt").is_file() and (tmp_path / "m" / "metadata.json").is_file()

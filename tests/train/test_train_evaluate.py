@@ -35,7 +35,8 @@ def test_random_folds_keep_groups_whole(synthetic_table):
 
 def test_evaluate_and_report(synthetic_table, tmp_path):
     pytest.importorskip("learned_cost.models.analytic")
-    res = evaluate(synthetic_table, "h200", FAST, random_splits=2, inner_splits=2, log=lambda *_: None)
+    res = evaluate(synthetic_table, "h200", FAST, random_splits=2, inner_splits=2, jobs=1,
+                   log=lambda *_: None)
     lofo = res.schemes["lofo"]
     # every row scored exactly once out of fold
     assert lofo.scores["learned"].notna().all()

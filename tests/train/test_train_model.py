@@ -23,7 +23,7 @@ FAST = FitParams(num_boost_round=60, num_leaves=15, num_threads=1)
 @pytest.fixture(scope="module")
 def trained(tmp_path_factory, synthetic_table):
     out = tmp_path_factory.mktemp("model")
-    res = train_from_table(FeaturesTable(synthetic_table), "h200", out, FAST)
+    res = train_from_table(FeaturesTable(synthetic_table), "h200", out, FAST, jobs=1)
     return res, synthetic_table
 
 
@@ -150,3 +150,12 @@ def test_predict_from_feature_vectors(trained):
     p = m.predict_many(fvs, load_profile("h200"))
     np.testing.assert_allclose(p, m.predict_inputs(input_matrix(table.iloc[:20])), rtol=1e-12)
     assert m.predict(fvs[0], load_profile("h200")) == pytest.approx(p[0], rel=1e-12)
+
+
+def test_parallel_selection_equals_serial(synthetic_table):
+    from learned_cost.train.fit import select_variant
+
+    a = select_variant(synthetic_table, FAST, n_splits=2, jobs=1)
+    b = select_variant(synthetic_table, FAST, n_splits=2, jobs=2)
+    assert a.variant == b.variant
+    assert a.comparison.equals(b.comparison)
