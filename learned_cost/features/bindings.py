@@ -17,6 +17,7 @@ booleans, floats and anything else are rejected with :class:`BindingError`.
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -101,6 +102,18 @@ def parse_bindings(value: str | Mapping | Bindings | None) -> Bindings:
         return Bindings()
     if isinstance(value, Bindings):
         return value
+    if isinstance(value, str):
+        return _parse_text(value)
+    return _parse_pairs(value)
+
+
+@functools.lru_cache(maxsize=1024)
+def _parse_text(value: str) -> Bindings:
+    # an autotuner sends the same binding text for every config of a shape
+    return _parse_pairs(value)
+
+
+def _parse_pairs(value: str | Mapping) -> Bindings:
     if isinstance(value, str):
         pairs: list[tuple[object, object]] = list(_pairs_from_text(value))
     elif isinstance(value, Mapping):

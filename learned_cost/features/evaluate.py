@@ -57,6 +57,7 @@ UNRESOLVED_LOOP_TRIPS = 1
 
 _PURE_CLASSES = frozenset(EW_CLASSES) | {"layout", "free"}
 _EW_KEY = {cls: f"ew_{cls}_elems" for cls in EW_CLASSES}
+_STOP = TERMINATORS | {"tt.return", "func.return"}
 _CMP_PREDICATES = ("eq", "ne", "slt", "sle", "sgt", "sge", "ult", "ule", "ugt", "uge")
 _INT_VALUE = re.compile(r"\s*(-?\d+)\s*(?::|$)")
 _DENSE_INT = re.compile(r"\s*dense<\s*(-?\d+)\s*>")
@@ -252,7 +253,7 @@ class FuncInfo:
 
     __slots__ = (
         "__weakref__", "arg_keys", "bargs", "defs", "has_side_effects", "live", "name", "nested", "opnd",
-        "ops", "parent", "res", "tiles", "types",
+        "ops", "parent", "plans", "res", "tiles", "types",
     )
 
     def __init__(self, fn: Function):
@@ -268,6 +269,7 @@ class FuncInfo:
         self.live: set[int] = set()
         self.has_side_effects = False
         self.tiles: tuple | None = None  # (peak bytes, max elems, dim0, dim1, max rank) of live values
+        self.plans: dict[int, list] = {}  # id(block) -> its live ops, see plan()
         visible: dict[str, int] = {}
         self.arg_keys = []
         for i, (name, t) in enumerate(fn.arguments):
@@ -361,6 +363,37 @@ def _blocks_to_walk(region) -> list[Block]:
             for s in op.successors:
                 targets.add(s.lstrip("^").split("(")[0])
     return [blocks[0]] + [b for b in blocks[1:] if b.label and b.label.lstrip("^") in targets]
+
+
+def plan(fi: FuncInfo, block: Block) -> list:
+    """The steps of ``block`` for the evaluator: its live ops as
+    (op, kind, entry) with kind "pure" | "term" | a cost class; pure ops carry
+    (cost class, operand keys, result keys, value-numbering signature, type)."""
+    live = fi.live
+    steps = []
+    for op in block.operations:
+        name = op.name
+        if name in _STOP:
+            steps.append((op, "term", None))
+            continue
+        oid = id(op)
+        if oid not in live:
+            continue
+        cls = OP_CLASS.get(name)
+        if cls in _PURE_CLASSES and not op.regions:
+            rtype = op.result_types[0] if op.result_types else None
+            # types are compared by identity: parsers share equal type objects
+            sig = (
+                name,
+                id(rtype),
+                tuple(op.attributes.items()) if op.attributes else (),
+                tuple(op.properties.items()) if op.properties else (),
+            )
+            steps.append((op, "pure", (cls, fi.opnd[oid], fi.res[oid], sig, rtype)))
+        else:
+            steps.append((op, cls, None))
+    fi.plans[id(block)] = steps
+    return steps
 
 
 def _terminator(region) -> Operation | None:
@@ -610,18 +643,15 @@ class Evaluator:
 
     def _block(self, fr: _Frame, block: Block, mults: list, floor: int, depth: int) -> Operation | None:
         """Walk one block; returns its terminator (or tt.return) if any."""
-        live = fr.fi.live
+        steps = fr.fi.plans.get(id(block))
+        if steps is None:
+            steps = plan(fr.fi, block)
         term = None
-        for op in block.operations:
-            name = op.name
-            if name in TERMINATORS or name in ("tt.return", "func.return"):
+        for op, cls, entry in steps:
+            if cls == "term":
                 term = op
-                continue
-            if id(op) not in live:
-                continue
-            cls = OP_CLASS.get(name)
-            if cls in _PURE_CLASSES and not op.regions:
-                self._pure(fr, op, cls, mults, floor)
+            elif cls == "pure":
+                self._pure(fr, op, entry, mults, floor)
             elif cls == "load" or cls == "store":
                 self._memory(fr, op, cls, mults)
             elif cls == "for":
@@ -655,21 +685,13 @@ class Evaluator:
 
     # -------------------------------------------------------------- pure ops
 
-    def _pure(self, fr: _Frame, op: Operation, cls: str, mults: list, floor: int) -> None:
+    def _pure(self, fr: _Frame, op: Operation, entry: tuple, mults: list, floor: int) -> None:
+        cls, opnd, results, sig, rtype = entry
         name = op.name
-        results = fr.fi.res[id(op)]
-        rtype = op.result_types[0] if op.result_types else None
         alias = fr.alias
-        ops = [alias.get(k, k) for k in fr.fi.opnd[id(op)]]
+        ops = [alias.get(k, k) for k in opnd]
         # value numbering: an op identical to a visible earlier one is that one
-        # (types are compared by identity: parsers share equal type objects)
-        key = (
-            name,
-            tuple(ops),
-            id(rtype),
-            tuple(op.attributes.items()) if op.attributes else (),
-            tuple(op.properties.items()) if op.properties else (),
-        )
+        key = (sig, tuple(ops))
         prev = fr.cse.get(key)
         if prev is not None:
             for r, p in zip(results, prev):
@@ -692,7 +714,8 @@ class Evaluator:
         taint = fr.taint
         for o in ops:
             lv = levels.get(o, 0)
-            level = max(level, lv)
+            if lv > level:  # noqa: PLR1730 - a plain compare is cheaper than max() here
+                level = lv
             if o in taint:
                 tainted = True
             if all_const and o not in const:
