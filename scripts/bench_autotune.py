@@ -373,7 +373,7 @@ def geomean(xs):
 COLUMNS = [
     "family", "shape", "n_configs", "full_benchmarked", "pruned_benchmarked", "full_wall_s", "pruned_wall_s",
     "wall_ratio", "predict_s", "full_best", "pruned_best", "same_config", "full_latency_us", "pruned_latency_us",
-    "latency_ratio", "tuning_time_ratio", "pruned_correct", "fail_open", "fallback_used", "model", "status",
+    "latency_ratio", "tuning_time_ratio", "pruned_correct", "fail_open", "fallback_used", "model", "order", "status",
 ]
 
 
@@ -415,7 +415,8 @@ def write_tables(out: Path, rows: list[dict], meta: dict) -> dict:
         "",
         f"Device: {meta.get('device')}; triton {meta.get('triton')}; torch {meta.get('torch')}; "
         f"cost model: {', '.join(meta.get('models', [])) or 'n/a'}; started {meta.get('started')}.",
-        "Both runs start from a cold Triton cache (fresh TRITON_CACHE_DIR and JITFunction). Wall time: first call "
+        "Both runs start from a cold Triton cache (fresh TRITON_CACHE_DIR and JITFunction), in alternating order. "
+        "Wall time: first call "
         "(tuning + compilation + launch). Latency: do_bench median of the chosen kernel, "
         f"{meta.get('rounds')} alternating rounds, median.",
         "",
@@ -484,14 +485,20 @@ def order_cases(fams: list[Family], max_shapes: int) -> list[tuple[Family, int]]
     return [(f, i) for i in range(max_shapes) for f in fams if i < len(f.shapes)]
 
 
-def run_case(fam: Family, si: int, args, cache_root: Path, predictor, feedback_dir) -> dict:
+def run_case(fam: Family, si: int, args, cache_root: Path, predictor, feedback_dir, full_first: bool = True) -> dict:
+    """Tune one case both ways (order alternates between cases, so neither
+    run systematically follows the other) and measure the chosen kernels."""
     shape = fam.shapes[si]
     row: dict[str, Any] = {"family": fam.name, "shape": "x".join(map(str, shape)), "n_configs": len(fam.configs())}
     torch.manual_seed(si)
     case = fam.make(shape, alloc_cuda, True)
     tag = f"{fam.name}-{si}"
-    full, full_jit, full_wall = tune("full", fam, case, cache_root, tag, args.top_k, predictor, feedback_dir)
-    pruned, pruned_jit, pruned_wall = tune("pruned", fam, case, cache_root, tag, args.top_k, predictor, feedback_dir)
+    runs = {}
+    for kind in (("full", "pruned") if full_first else ("pruned", "full")):
+        runs[kind] = tune(kind, fam, case, cache_root, tag, args.top_k, predictor, feedback_dir)
+    full, full_jit, full_wall = runs["full"]
+    pruned, pruned_jit, pruned_wall = runs["pruned"]
+    row["order"] = "full,pruned" if full_first else "pruned,full"
     rep = pruned.last_report
     fb, pb = full.best_config, pruned.best_config
     # correctness of the pruned choice: rerun it alone and compare
@@ -608,7 +615,7 @@ def main(argv=None) -> int:
     rows: list[dict] = []
     spent: dict[str, float] = {}
     summary: dict = {}
-    for fam, si in order_cases(fams, args.max_shapes):
+    for n_case, (fam, si) in enumerate(order_cases(fams, args.max_shapes)):
         elapsed = time.perf_counter() - start
         estimate = spent.get(fam.name, 90.0 if fam.name == "matmul" else 30.0) * 1.3
         if elapsed + estimate > args.deadline:
@@ -617,7 +624,7 @@ def main(argv=None) -> int:
             continue
         t0 = time.perf_counter()
         try:
-            row = run_case(fam, si, args, cache_root, predictor, feedback_dir)
+            row = run_case(fam, si, args, cache_root, predictor, feedback_dir, full_first=n_case % 2 == 0)
         except Exception as e:  # noqa: BLE001 - one broken case must not end the run
             traceback.print_exc()
             row = {"family": fam.name, "shape": "x".join(map(str, fam.shapes[si])),
