@@ -230,6 +230,44 @@ def if_kernel(x_ptr, out_ptr, n_elements, mode, BLOCK_SIZE: tl.constexpr):
     tl.store(out_ptr + offs, y, mask=mask)
 
 
+@triton.jit
+def blockptr_kernel(a_ptr, c_ptr, M, N, stride_m, BM: tl.constexpr, BN: tl.constexpr):
+    # Block pointers: tt.make_tensor_ptr / tt.advance in the raw form (the
+    # CUDA ttir stage rewrites them into plain pointer arithmetic).
+    pid = tl.program_id(0)
+    a = tl.make_block_ptr(a_ptr, shape=(M, N), strides=(stride_m, 1), offsets=(pid * BM, 0),
+                          block_shape=(BM, BN), order=(1, 0))
+    acc = tl.zeros((BM, BN), dtype=tl.float32)
+    for _ in range(0, N, BN):
+        x = tl.load(a, boundary_check=(0, 1), padding_option="zero")
+        acc += tl.trans(x).to(tl.float32)
+        a = tl.advance(a, (0, BN))
+    c = tl.make_block_ptr(c_ptr, shape=(M, N), strides=(stride_m, 1), offsets=(pid * BM, 0),
+                          block_shape=(BM, BN), order=(1, 0))
+    tl.store(c, acc, boundary_check=(0, 1))
+
+
+@triton.jit
+def misc_kernel(x_ptr, out_ptr, hist_ptr, n, BLOCK: tl.constexpr):
+    # Rarer syntax: cache modifiers, tt.print, split/join/reshape, inline asm,
+    # argmax, histogram, atomic_cas and atomic_max.
+    pid = tl.program_id(0)
+    offs = pid * BLOCK + tl.arange(0, BLOCK)
+    m = offs < n
+    x = tl.load(x_ptr + offs, mask=m, other=0.0, cache_modifier=".cg", eviction_policy="evict_last")
+    tl.device_print("x", x)
+    y = tl.where(x > 0, x, 0.0)
+    a, b = tl.split(tl.reshape(y, (BLOCK // 2, 2)))
+    z = tl.reshape(tl.join(a, b), (BLOCK,))
+    w = tl.inline_asm_elementwise("mov.b32 $0, $1;", "=r,r", [x], dtype=tl.float32, is_pure=True, pack=1)
+    idx = tl.argmax(x, axis=0)
+    tl.store(out_ptr + offs, z + w + idx.to(tl.float32), mask=m)
+    h = tl.histogram(offs % 16, 16)
+    tl.atomic_add(hist_ptr + tl.arange(0, 16), h)
+    tl.atomic_cas(out_ptr, 0.0, 1.0)
+    tl.atomic_max(out_ptr + offs, x, mask=m)
+
+
 # ---------------------------------------------------------------- specs
 
 
@@ -312,6 +350,14 @@ SPECS: list[dict] = [
          "signature": {**_ptrs(["x_ptr", "out_ptr"]), "n_elements": "i32", "mode": "i32"},
          "constexprs": {"BLOCK_SIZE": 1024},
          "bindings": {"n_elements": 98432, "mode": 1}, "grid": [_cdiv(98432, 1024)]},
+    {"name": "blockptr", "kernel": blockptr_kernel,
+     "signature": {"a_ptr": "*fp16", "c_ptr": "*fp32", "M": "i32", "N": "i32", "stride_m": "i32"},
+     "constexprs": {"BM": 64, "BN": 64},
+     "bindings": {"M": 4096, "N": 1024, "stride_m": 1024}, "grid": [64]},
+    {"name": "misc", "kernel": misc_kernel,
+     "signature": {"x_ptr": "*fp32", "out_ptr": "*fp32", "hist_ptr": "*i32", "n": "i32"},
+     "constexprs": {"BLOCK": 256},
+     "bindings": {"n": 65536}, "grid": [256]},
 ]
 
 

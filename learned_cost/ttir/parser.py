@@ -477,7 +477,8 @@ class _Parser:
                     raise self.error(li, f"unbalanced {t!r}", t)
                 paren -= 1
                 i += 1
-            elif t == ":" and paren == 0:
+            elif t == ":" and paren == 0 and not (i + 1 < n and stream[i + 1][0] == "%"):
+                # (": %v" is an operand separator, as in tt.print "x" : %v : T)
                 j = i + 1
                 while j < n and stream[j] != _REGION:
                     j += 1
@@ -547,7 +548,8 @@ class _Parser:
                 op.operand_types = left
         elif right is not None:
             op.operand_types = left
-            op.result_types = right
+            # "tt.split %x : A -> B" prints the shared type of its results once
+            op.result_types = right * len(results) if len(right) == 1 and len(results) > 1 else right
         else:
             op.operand_types = left if operands else []
             op.result_types = _infer_result_types(name, left, len(results))
@@ -752,13 +754,19 @@ def _is_simple(s: str) -> bool:
 
 def _render(toks: list[str]) -> str:
     """Join tokens back into canonical MLIR spelling: ``dense<1.0> : f32``,
-    ``[1, 4]``, ``1024 : i32``."""
+    ``[1, 4]``, ``1024 : i32``, ``array<i32: 1, 0>``."""
     out = []
     prev = ""
+    angle = 0
     for t in toks:
-        if out and not (t in (")", "]", ">", "}", ",", "<") or prev in ("(", "[", "<", "{")):
+        tight = t in (")", "]", ">", "}", ",", "<") or prev in ("(", "[", "<", "{") or (t == ":" and angle > 0)
+        if out and not tight:
             out.append(" ")
         out.append(t)
+        if t == "<":
+            angle += 1
+        elif t == ">":
+            angle -= 1
         prev = t
     return "".join(out)
 

@@ -1,7 +1,9 @@
 """MLIR type text -> :mod:`learned_cost.ttir.ir` type records.
 
 ``parse_type("tensor<128x64x!tt.ptr<f16>>")`` gives
-``TensorType((128, 64), PointerType(ScalarType("f16")))``. Results are
+``TensorType((128, 64), PointerType(ScalarType("f16")))``; the prefix-less
+``<tensor<64x64xf16>>`` that tt ops print for a block pointer gives
+``PointerType(TensorType((64, 64), f16))``. Results are
 memoized: a module repeats a handful of type spellings many times.
 Anything not modelled (``!tt.tensordesc<...>``, ``memref<...>``, encodings
 the parser cannot place) becomes an :class:`OpaqueType` holding the text.
@@ -81,8 +83,10 @@ def _parse(text: str) -> Type:
             return OpaqueType(text)
         elem = parse_type(inner[pos:])
         return TensorType(tuple(shape), elem)
-    if text.startswith("!tt.ptr<") and text.endswith(">"):
-        parts = split_top_level(text[8:-1])
+    if (text.startswith("!tt.ptr<") or text.startswith("<")) and text.endswith(">"):
+        # tt ops print their own pointer type without the prefix:
+        # "tt.advance %p, [...] : <tensor<64x64xf16>>"
+        parts = split_top_level(text[8:-1] if text[0] == "!" else text[1:-1])
         space = 1
         if len(parts) > 1 and parts[1].lstrip("-").isdigit():
             space = int(parts[1])

@@ -235,3 +235,38 @@ def test_ascend_fixtures_match_stock_structure(kernel):
 
 def test_ascend_kernels_present():
     assert {"add", "matmul", "softmax"} <= {k for k in INDEX if "ascend" in INDEX[k]["files"]}
+
+
+def test_block_pointers():
+    m = parse_file("blockptr.raw.ttir")
+    ops = function_ops(m.entry)
+    mk = [op for op in ops if op.name == "tt.make_tensor_ptr"]
+    assert len(mk) == 2
+    assert mk[0].result_types == [PointerType(TensorType((64, 64), ScalarType("f16")))]
+    assert mk[0].attributes["order"] == "array<i32: 1, 0>"
+    assert len(mk[0].operands) == 7  # base, 2 shape, 2 strides, 2 offsets
+    (adv,) = [op for op in ops if op.name == "tt.advance"]
+    assert adv.result_types == mk[0].result_types
+    (ld,) = [op for op in ops if op.name == "tt.load"]
+    assert ld.result_types == [TensorType((64, 64), ScalarType("f16"))]
+    assert ld.attributes["boundaryCheck"] == "array<i32: 0, 1>"
+
+
+def test_rare_syntax_kernel():
+    m = parse_file("misc.opt.ttir")
+    ops = function_ops(m.entry)
+    by_name = {}
+    for op in ops:
+        by_name.setdefault(op.name, op)
+    ld = by_name["tt.load"]
+    assert ld.attributes["cacheModifier"] == "cg" and ld.attributes["evictionPolicy"] == "evict_last"
+    assert len(ld.operands) == 3
+    assert by_name["tt.print"].operands and by_name["tt.print"].attributes["hex"] == "false"
+    split = by_name["tt.split"]
+    assert len(split.results) == 2 and split.result_types == [TensorType((128,), ScalarType("f32"))] * 2
+    asm = by_name["tt.elementwise_inline_asm"]
+    assert asm.attributes["constraints"] == '"=r,r"' and asm.operands
+    assert by_name["tt.atomic_cas"].attributes["sem"] == "acq_rel"
+    assert by_name["tt.histogram"].result_types == [TensorType((16,), ScalarType("i32"))]
+    rmw = [op.attributes["rmw_op"] for op in ops if op.name == "tt.atomic_rmw"]
+    assert "add" in rmw and ("max" in rmw or "umax" in rmw)
