@@ -720,7 +720,8 @@ class Evaluator:
                 tainted = True
             if all_const and o not in const:
                 all_const = False
-        value = _abstract(self, fr, op, name, ops, rtype)
+        # multi-result ops (tt.split) are not tracked: their values differ
+        value = _abstract(self, fr, op, name, ops, rtype) if len(results) == 1 else None
         for r in results:
             env[r] = value
             levels[r] = level
@@ -816,6 +817,15 @@ class Evaluator:
         a = fr.type(ops[0]) if ops else None
         b = fr.type(ops[1]) if len(ops) > 1 else None
         acc = op.result_types[0] if op.result_types else None
+        if op.name != "tt.dot" and isinstance(a, TensorType) and len(a.shape) >= 2:
+            # tt.dot_scaled interleaves scale operands: B is the next operand
+            # whose rows match A's columns (or its last dim matches acc's N)
+            n_acc = acc.shape[-1] if isinstance(acc, TensorType) and acc.shape else None
+            for o in ops[1:]:
+                t = fr.type(o)
+                if isinstance(t, TensorType) and len(t.shape) >= 2 and t.shape[-1] == n_acc:
+                    b = t
+                    break
         c = self.c
         c["dot_ops"] += w
         c["ops_total"] += w

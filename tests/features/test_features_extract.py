@@ -43,6 +43,20 @@ def test_raw_and_optimized_ttir_give_the_same_features(ttir_text, fixture_spec, 
     assert raw.grid == opt.grid
 
 
+@pytest.mark.parametrize("name", ("add", "matmul", "softmax"))
+@pytest.mark.parametrize("variant", ("raw_plain", "opt_debug", "ascend", "ascend_opt"))
+def test_printing_and_target_variants_give_the_same_features(ttir_text, fixture_spec, name, variant):
+    # generic %argN vs source names, loc() annotations, triton-ascend output
+    spec = fixture_spec[name]
+    if variant not in spec["files"]:
+        pytest.skip(f"no {variant} fixture for {name}")
+    got = extract_features(ttir_text(name, variant), spec["arg_bindings"], grid=spec["grid"])
+    want = extract_features(ttir_text(name, "opt"), spec["arg_bindings"], grid=spec["grid"])
+    for key in feature_names():
+        if key not in RAW_OPT_EXEMPT:
+            assert got[key] == pytest.approx(want[key], rel=1e-9, abs=1e-9), key
+
+
 def test_feature_vector_contract(ttir_text):
     f = extract_features(ttir_text("add"), "arg3=98432")
     assert isinstance(f, FeatureVector)
