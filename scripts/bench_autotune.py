@@ -413,23 +413,23 @@ def write_tables(out: Path, rows: list[dict], meta: dict) -> dict:
     lines = [
         f"# Autotune benchmark: full vs cost-model-pruned (top_k={meta.get('top_k')})",
         "",
-        f"Device: {meta.get('device')}; triton {meta.get('triton')}; torch {meta.get('torch')}; "
-        f"cost model: {', '.join(meta.get('models', [])) or 'n/a'}; started {meta.get('started')}.",
-        "Both runs start from a cold Triton cache (fresh TRITON_CACHE_DIR and JITFunction), in alternating order. "
+        (f"Device: {meta.get('device')}; triton {meta.get('triton')}; torch {meta.get('torch')}; "
+        f"cost model: {', '.join(meta.get('models', [])) or 'n/a'}; started {meta.get('started')}."),
+        ("Both runs start from a cold Triton cache (fresh TRITON_CACHE_DIR and JITFunction), in alternating order. "
         "Wall time: first call "
         "(tuning + compilation + launch). Latency: do_bench median of the chosen kernel, "
-        f"{meta.get('rounds')} alternating rounds, median.",
+        f"{meta.get('rounds')} alternating rounds, median."),
         "",
-        f"**Summary ({len(done)} cases, {len(summary['families_ok'])} families):** "
+        (f"**Summary ({len(done)} cases, {len(summary['families_ok'])} families):** "
         f"wall ratio geomean {fmt(summary['wall_ratio_geomean'])} (target <= 0.35), "
         f"total {fmt(summary['wall_ratio_total'])}; "
         f"latency ratio geomean {fmt(summary['latency_ratio_geomean'], 4)} "
         f"({fmt(summary['latency_ratio_geomean_same_as_1'], 4)} counting identical choices as 1; target <= 1.02), "
         f"max {fmt(summary['latency_ratio_max'], 4)}; same config chosen in {summary['same_config_cases']} cases; "
-        f"fail-open in {summary['fail_open_cases']}.",
+        f"fail-open in {summary['fail_open_cases']}."),
         "",
-        "| family | shape | configs | full ran | pruned ran | full wall s | pruned wall s | wall ratio | "
-        "predict s | full best | pruned best | same | full lat us | pruned lat us | lat ratio | correct | status |",
+        ("| family | shape | configs | full ran | pruned ran | full wall s | pruned wall s | wall ratio | "
+        "predict s | full best | pruned best | same | full lat us | pruned lat us | lat ratio | correct | status |"),
         "|" + "---|" * 17,
     ]
     for r in rows:
