@@ -30,6 +30,27 @@ Nothing is per-operation except a few labelled conveniences in
 which the custom syntax does not print). Every unknown operation is kept as
 an ordinary :class:`Operation`.
 
+What the records hold
+---------------------
+* ``results``: ``%5`` -> ``"5"``; ``%5:2`` -> ``"5#0", "5#1"``; ``%a, %b`` ->
+  ``"a", "b"``. ``operands`` as written, without ``%`` (``%5#1`` -> ``"5#1"``),
+  in source order; for ``scf.for`` that is ``[lb, ub, step, init...]``.
+* Region-entry definitions (``scf.for %iv = ...``, ``iter_args(%a = %x)``,
+  ``scf.while (%a = %x)``) become the arguments of the first region's entry
+  block (``[iv, iter_args...]``, typed ``: T`` and ``-> (types)``). A
+  function's entry block carries the function's arguments.
+* ``operand_types`` are the types the text prints for operands, in order
+  (custom forms print one type for several operands, so the list may be
+  shorter than ``operands``); ``result_types`` come from ``-> T`` / ``to T`` /
+  ``(..) -> T``, else from :func:`_infer_result_types`.
+* ``attributes``: ``{...}`` entries as raw text (``"1024 : i32"``), then
+  ``key = value`` words of custom forms (``inputPrecision = tf32``), then the
+  ``<{...}>`` properties (also kept apart in ``properties``). Constants keep
+  their literal with its type in ``value`` (``"dense<0.0> : tensor<8xf32>"``,
+  ``"true"``). ``@symbol`` operands are ``callee`` for call ops, else
+  ``sym_name``. Positional keywords are in ``keywords``; see :func:`_finish`
+  for ``predicate``, ``axis``, ``rmw_op``, ``sem``, ``scope``.
+
 Cost: each line is looked at a constant number of times and every token
 once, so parsing is linear in the text length. Region nesting deeper than
 :data:`MAX_REGION_DEPTH` and texts longer than :data:`MAX_TTIR_CHARS` are
