@@ -93,6 +93,7 @@ _STRING = re.compile(r'"(?:[^"\\]|\\.)*"')
 # "dialect.op" (Triton prints every op with its dialect), or a builtin.
 _OP_NAME = re.compile(r"[A-Za-z_][\w$]*(?:\.[\w$]+)+|module|func")
 _BAD_CHARS = re.compile(r"[\x00-\x08\x0e-\x1f\x7f]")
+_ALLOWED_ASCII = bytes(range(0x20, 0x7F)) + b"\t\n\r\x0b\x0c"
 _REGION = "\x00region"  # placeholder token for a parsed region
 
 Parsed = Union[Operation, Function]
@@ -129,7 +130,11 @@ def parse_ttir(text: str) -> Module:
         raise TTIRParseError(
             f"input is {len(text)} characters, more than the {MAX_TTIR_CHARS} accepted", line, col
         )
-    bad = _BAD_CHARS.search(text)
+    # ASCII text (the usual case) is checked with one bytes.translate pass
+    if not text.isascii() or text.encode("ascii").translate(None, _ALLOWED_ASCII):
+        bad = _BAD_CHARS.search(text)
+    else:
+        bad = None
     if bad is not None:
         line, col = line_col_of_offset(text, bad.start())
         raise TTIRParseError(f"control character {bad.group()!r} in input (binary data?)", line, col)
@@ -156,7 +161,14 @@ class _Parser:
         if "loc(" in text or "//" in text or "#" in text or "!" in text:
             clean_line = self.clean_line
             for i, s in enumerate(clean):
-                if s and ("loc(" in s or s[0] in "/#!"):
+                if not s:
+                    continue
+                if s[-1] == ")":
+                    # the common " loc(#loc12)" / " loc(unknown)" ending
+                    j = s.rfind(" loc(")
+                    if j > 0 and s.count("(", j) == 1 and '"' not in s[j:]:
+                        s = clean[i] = s[:j]
+                if "loc(" in s or s[0] in "/#!":
                     clean[i] = clean_line(s)
         self.clean_lines = clean
         self.functions: list[Function] = []
