@@ -199,6 +199,28 @@ def _predicate(op: Operation) -> str | None:
     return None
 
 
+def _int_list(text: str) -> list[int]:
+    """Integers of an attribute such as ``array<i32: 0, 1>``."""
+    body = text.split(":", 1)[1] if ":" in text else text
+    return [int(x) for x in re.findall(r"-?\d+", body)]
+
+
+def _boundary_mask(ptr, dims: list[int], rank: int) -> S.Mask | None:
+    if not isinstance(ptr, BlockPtr) or len(ptr.offsets) != rank:
+        return None
+    atoms = []
+    exact = True
+    for d in dims:
+        if not 0 <= d < rank:
+            continue
+        c = S.sub(ptr.offsets[d], ptr.shape[d])
+        if c is None:
+            exact = False
+            continue
+        atoms.append((c, tuple(1 if k == d else 0 for k in range(rank))))
+    return S.Mask(tuple(atoms), exact)
+
+
 def _callee_name(op: Operation) -> str | None:
     v = _attr(op, "callee")
     if v is None:
@@ -778,6 +800,11 @@ class Evaluator:
         mask = fr.env.get(mask_name) if mask_name is not None else None
         if mask is not None and not isinstance(mask, S.Mask):
             mask = None
+        checked = _attr(op, "boundaryCheck") if block_ptr else None
+        if checked and isinstance(vtype, TensorType):
+            # a boundary check is the mask offsets[d] + i_d < shape[d] per checked dim
+            mask_name = ptr
+            mask = _boundary_mask(fr.env.get(ptr), _int_list(checked), len(vtype.shape))
         if isinstance(mask, S.Mask) and isinstance(vtype, TensorType):
             mask = S.mask_rank(mask, len(vtype.shape))
         indirect = ptr in fr.taint if ptr is not None else False
@@ -948,13 +975,9 @@ class Evaluator:
                 # an integer carried value is init + c (c a fresh symbol); if the
                 # body turns out to add a constant each trip, c = delta * j
                 start = fr.env.get(init) if iv_val is not None else None
-                value = None
-                if isinstance(start, S.TAff) or _num(start) is not None:
-                    cname = f"c{self.nsym}"
-                    self.nsym += 1
-                    value = _shift(start, S.sym(cname))
-                    if value is not None:
-                        carries.append((k, cname, value))
+                value, names = self._carry(start)
+                if names:
+                    carries.append((k, names, value))
                 fr.env[name] = value
                 fr.level[name] = lvl
                 if init is not None and init in fr.taint:
@@ -962,10 +985,11 @@ class Evaluator:
             # a loop does not raise the floor: invariant ops hoist out of it
             term = self._scoped_block(fr, body, inner, floor, depth + 1)
             yields = self._operands(fr, term) if term is not None else []
-            for k, cname, value in carries:
-                delta = _delta(fr.env.get(yields[k]) if k < len(yields) else None, value)
-                if delta is not None and iv_val is not None:
-                    self.out.aliases[cname] = S.scale(S.sym(jname), delta)
+            for k, names, value in carries:
+                deltas = _deltas(fr.env.get(yields[k]) if k < len(yields) else None, value)
+                for cname, delta in zip(names, deltas):
+                    if delta is not None:
+                        self.out.aliases[cname] = S.scale(S.sym(jname), delta)
         else:
             yields = []
         for i, r in enumerate(fr.fi.res[id(op)]):
@@ -974,6 +998,27 @@ class Evaluator:
             init = ops[3 + i] if 3 + i < len(ops) else None
             if (init is not None and init in fr.taint) or (i < len(yields) and yields[i] in fr.taint):
                 fr.taint.add(r)
+
+    def _carry(self, start) -> tuple:
+        """(value, symbol names) of a loop-carried value that starts at ``start``:
+        an integer (scalar, TAff, block-pointer offsets) becomes start + c with
+        a fresh symbol c per component; if the body adds a constant per trip,
+        c is later aliased to delta * j. Other values: (None, [])."""
+        if isinstance(start, BlockPtr):
+            names = []
+            offsets = []
+            for off in start.offsets:
+                cname = f"c{self.nsym}"
+                self.nsym += 1
+                names.append(cname)
+                offsets.append(S.add(_num(off), S.sym(cname)))
+            return BlockPtr(start.shape, tuple(offsets)), names
+        if isinstance(start, S.TAff) or _num(start) is not None:
+            cname = f"c{self.nsym}"
+            self.nsym += 1
+            value = _shift(start, S.sym(cname))
+            return (value, [cname]) if value is not None else (None, [])
+        return None, []
 
     def _if(self, fr: _Frame, op: Operation, mults: list, depth: int) -> None:
         ops = self._operands(fr, op)
@@ -1087,6 +1132,32 @@ def _trip_stats(lb, ub, step, domains: dict[str, int]) -> tuple[float | None, in
 
 
 # ---------------------------------------------------------------- abstract values
+
+
+class BlockPtr:
+    """A ``tt.make_tensor_ptr`` value: the tensor's shape and the block's offsets
+    (scalars as in :mod:`symbolic`), enough to turn a boundary check into a mask."""
+
+    __slots__ = ("offsets", "shape")
+
+    def __init__(self, shape: tuple, offsets: tuple):
+        self.shape = shape
+        self.offsets = offsets
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, BlockPtr) and self.shape == other.shape and self.offsets == other.offsets
+
+    def __hash__(self) -> int:
+        return hash((self.shape, self.offsets))
+
+
+def _deltas(after, before) -> list:
+    """Per carried symbol, the constant step of a carried value (or None)."""
+    if isinstance(before, BlockPtr):
+        if not isinstance(after, BlockPtr) or len(after.offsets) != len(before.offsets):
+            return [None] * len(before.offsets)
+        return [_delta(a, b) for a, b in zip(after.offsets, before.offsets)]
+    return [_delta(after, before)]
 
 
 def _shift(v, c):
@@ -1339,7 +1410,26 @@ def _h_select(ev, fr, op, ops, rtype):
     return a if a is not None and a == b else None
 
 
+def _h_make_tensor_ptr(ev, fr, op, ops, rtype):
+    # operands: base, shape (rank), strides (rank), offsets (rank)
+    rank = (len(ops) - 1) // 3
+    if rank < 1 or len(ops) != 1 + 3 * rank:
+        return None
+    vals = [_num(fr.env.get(o)) for o in ops]
+    return BlockPtr(tuple(vals[1 : 1 + rank]), tuple(vals[1 + 2 * rank :]))
+
+
+def _h_advance(ev, fr, op, ops, rtype):
+    ptr = fr.env.get(ops[0]) if ops else None
+    if not isinstance(ptr, BlockPtr) or len(ops) - 1 != len(ptr.offsets):
+        return None
+    deltas = [_num(fr.env.get(o)) for o in ops[1:]]
+    return BlockPtr(ptr.shape, tuple(S.add(a, d) for a, d in zip(ptr.offsets, deltas)))
+
+
 _HANDLERS = {
+    "tt.make_tensor_ptr": _h_make_tensor_ptr,
+    "tt.advance": _h_advance,
     "arith.addi": _h_add,
     "arith.subi": _h_sub,
     "arith.muli": _h_mul,

@@ -27,20 +27,43 @@ RAW_OPT_EXEMPT = {"calls", "peak_live_bytes"}
 
 ALL_FIXTURES = (
     "add", "matmul", "softmax", "layernorm", "row_sum", "col_sum", "cumsum", "call", "while",
-    "atomic_add", "embedding", "persistent", "add2d", "if",
+    "atomic_add", "embedding", "persistent", "add2d", "if", "misc", "blockptr",
+)
+
+# Block pointers: the CUDA ttir stage rewrites tt.make_tensor_ptr / tt.advance
+# into explicit address arithmetic and masks, which adds vector work and
+# removes block_ptr_ops. Memory traffic, matrix work, loops and the grid must
+# still agree.
+BLOCK_PTR_COMPARED = (
+    "programs", "grid_x", "grid_y", "grid_z", "load_ops", "store_ops", "load_bytes", "store_bytes",
+    "load_elems", "store_elems", "load_active_fraction", "store_active_fraction", "load_elem_bytes",
+    "store_elem_bytes", "dot_ops", "dot_flops", "loops", "loop_trip_total", "unresolved_loops",
+    "total_load_bytes", "total_store_bytes", "max_tensor_elems",
 )
 
 
 @pytest.mark.parametrize("name", ALL_FIXTURES)
 def test_raw_and_optimized_ttir_give_the_same_features(ttir_text, fixture_spec, name):
     spec = fixture_spec[name]
-    raw = extract_features(ttir_text(name, "raw"), spec["arg_bindings"], grid=spec["grid"])
-    opt = extract_features(ttir_text(name, "opt"), spec["arg_bindings"], grid=spec["grid"])
-    for key in feature_names():
-        if key in RAW_OPT_EXEMPT:
-            continue
-        assert raw[key] == pytest.approx(opt[key], rel=1e-9, abs=1e-9), key
-    assert raw.grid == opt.grid
+    bindings = spec["arg_bindings"]
+    for grid in (spec["grid"], None):  # given, and inferred from masks
+        raw = extract_features(ttir_text(name, "raw"), bindings, grid=grid)
+        opt = extract_features(ttir_text(name, "opt"), bindings, grid=grid)
+        keys = BLOCK_PTR_COMPARED if name == "blockptr" else feature_names()
+        for key in keys:
+            if key in RAW_OPT_EXEMPT:
+                continue
+            assert raw[key] == pytest.approx(opt[key], rel=1e-9, abs=1e-9), (key, grid)
+        assert raw.grid == opt.grid and raw.grid_source == opt.grid_source
+
+
+def test_block_pointer_boundary_check_is_a_mask(ttir_text, fixture_spec):
+    # M=4096 rows in blocks of 64: grid 64 inferred from the boundary check;
+    # N=1024 columns in blocks of 64: 16 loads of 64x64 fp16 per program
+    f = extract_features(ttir_text("blockptr", "raw"), fixture_spec["blockptr"]["arg_bindings"])
+    assert f.grid == (64, 1, 1) and f.grid_source == "inferred"
+    assert f["block_ptr_ops"] == 17 and f["masked_load_ops"] == 16
+    assert f["load_bytes"] == 16 * 64 * 64 * 2 and f["store_bytes"] == 64 * 64 * 4
 
 
 @pytest.mark.parametrize("name", ("add", "matmul", "softmax"))
