@@ -10,7 +10,7 @@ from ..family import Family, Launch, cdiv, product
 from ._common import empty, randn
 
 FLOAT_DTYPES = ("fp16", "bf16", "fp32")
-SIZES = (4096, 65536, 1_000_003, 1 << 20, 3_000_017, 1 << 22, 1 << 24, 50_000_000, 1 << 26)
+SIZES = (4096, 65536, 1_000_003, 1 << 20, 3_000_017, 1 << 22, 1 << 24, 50_000_000, 1 << 26, 262_144, 10_000_019, 1 << 25)
 
 
 @triton.jit
@@ -85,7 +85,7 @@ ACTIVATION = Family(
     tiny={"act": "gelu_erf", "N": 1000},
     kernel=activation_kernel,
     dtypes=FLOAT_DTYPES,
-    shapes=tuple({"act": a, "N": n} for a in ACTS for n in (65536, 1_000_003, 1 << 22, 1 << 24, 1 << 26)),
+    shapes=tuple({"act": a, "N": n} for a in ACTS for n in (65536, 1_000_003, 1 << 22, 1 << 24, 1 << 26, 262_144, 1 << 20)),
     configs=_vec_configs,
     make_inputs=lambda s, d, dev: {"x": randn((s["N"],), d, dev), "out": empty((s["N"],), d, dev)},
     launch=lambda t, s, c, d: Launch(

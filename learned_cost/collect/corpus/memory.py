@@ -39,7 +39,7 @@ TRANSPOSE = Family(
     shapes=tuple(
         {"M": m, "N": n}
         for m, n in ((512, 512), (1024, 4096), (4096, 4096), (1000, 3000), (8192, 8192), (16384, 1024), (128, 65536),
-                     (4097, 2049), (2048, 2048))
+                     (4097, 2049), (2048, 2048), (3000, 5000), (256, 256), (64, 100000))
     ),
     configs=_transpose_configs,
     make_inputs=lambda s, d, dev: {"x": randn((s["M"], s["N"]), d, dev), "out": empty((s["N"], s["M"]), d, dev)},
@@ -90,7 +90,8 @@ EMBEDDING = Family(
     shapes=tuple(
         {"T": t, "V": v, "D": d}
         for t, v, d in ((512, 32000, 1024), (4096, 32000, 4096), (8192, 50257, 768), (16384, 128256, 2048),
-                        (1000, 30522, 768), (65536, 1000, 128), (2048, 151936, 3584))
+                        (1000, 30522, 768), (65536, 1000, 128), (2048, 151936, 3584),
+                        (32768, 32000, 512), (128, 50257, 4096))
     ),
     configs=_emb_configs,
     make_inputs=_emb_inputs,
@@ -128,7 +129,7 @@ HISTOGRAM = Family(
     kernel=histogram_kernel,
     dtypes=("int32",),
     shapes=tuple(
-        {"N": n, "bins": b} for n in (65536, 1_000_003, 1 << 22, 1 << 24) for b in (16, 256, 4096, 65536)
+        {"N": n, "bins": b} for n in (65536, 1_000_003, 1 << 22, 1 << 24, 1 << 26) for b in (16, 256, 1024, 4096, 65536)
     ),
     configs=lambda s, d: [
         c for c in product({"BLOCK": (256, 512, 1024, 2048, 4096), "num_warps": (1, 2, 4, 8), "num_stages": (1,)})
