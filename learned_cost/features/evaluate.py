@@ -18,8 +18,13 @@ kernel give the same counts:
 Rules for what cannot be known statically (documented in ``extract``):
 
 * ``scf.for`` whose bounds cannot be evaluated: ``UNRESOLVED_LOOP_TRIPS``
-  iterations, ``unresolved_loops`` += 1 and a warning. ``scf.while``: likewise
-  (its trip count is data-dependent in general).
+  iterations, ``unresolved_loops`` += 1 and a warning. ``scf.while``: when its
+  condition compares a carried integer that moves by a constant per trip with
+  a known bound (``i < n``), that gives the trips; when the condition also
+  has parts that cannot be evaluated, the bound is used as the estimate and
+  flagged; otherwise ``UNRESOLVED_LOOP_TRIPS``, flagged. Integers carried by
+  loops (offsets advanced by a constant per trip, block-pointer offsets) are
+  tracked as ``init + step * iteration``.
 * ``scf.if``: when the condition is known, only the taken branch counts; when
   it depends on program ids or loop indices with known ranges, each branch is
   weighted by the share of (program, iteration) points taking it; otherwise
@@ -58,6 +63,14 @@ UNRESOLVED_LOOP_TRIPS = 1
 _PURE_CLASSES = frozenset(EW_CLASSES) | {"layout", "free"}
 _EW_KEY = {cls: f"ew_{cls}_elems" for cls in EW_CLASSES}
 _STOP = TERMINATORS | {"tt.return", "func.return"}
+# counters that grow with the executed weight (the others are maxima or static)
+_ADDITIVE = (
+    "dot_ops", "dot_flops", "dot_flops_f16", "dot_flops_f32", "dot_flops_f8", "dot_flops_int",
+    "ew_simple_elems", "ew_mul_elems", "ew_div_elems", "ew_transcendental_elems", "ew_cast_elems",
+    "ew_cmp_select_elems", "ew_float_elems", "ew_int_elems",
+    "reduce_ops", "reduce_elems", "scan_ops", "scan_elems", "layout_ops", "layout_elems",
+    "atomic_ops", "atomic_elems", "loop_trip_total", "calls", "ops_total", "unknown_ops",
+)
 _CMP_PREDICATES = ("eq", "ne", "slt", "sle", "sgt", "sge", "ult", "ule", "ugt", "uge")
 _INT_VALUE = re.compile(r"\s*(-?\d+)\s*(?::|$)")
 _DENSE_INT = re.compile(r"\s*dense<\s*(-?\d+)\s*>")
@@ -1057,30 +1070,119 @@ class Evaluator:
                 fr.taint.add(r)
 
     def _while(self, fr: _Frame, op: Operation, mults: list, depth: int) -> None:
+        """scf.while: both regions are walked once with a unit weight, then the
+        counts they added are scaled by the trip count, which is only known
+        afterwards: when the condition compares a carried integer that moves by
+        a constant per trip against a known bound (``i < n``), that bound gives
+        the trips (an upper bound, flagged, when the condition also has parts
+        that cannot be evaluated); otherwise UNRESOLVED_LOOP_TRIPS, flagged."""
         ops = self._operands(fr, op)
         w = mults[-1]
         self.static_loops.add(id(op))
-        self.c["unresolved_loops"] += 1
-        trips = float(UNRESOLVED_LOOP_TRIPS)
-        self.out.warnings.append(
-            f"line {op.line}: scf.while trip count is data-dependent; assumed {UNRESOLVED_LOOP_TRIPS} iteration(s)"
-        )
-        self.c["loop_trip_total"] += w * trips
         self.c["loop_depth_max"] = max(self.c["loop_depth_max"], float(depth + 1))
-        inner = mults + [w * trips]
+        inner = mults + [w]
         lvl = len(inner) - 1
         tainted = any(o in fr.taint for o in ops)
-        for region in op.regions[:2]:
+        jname = f"j{self.nsym}"
+        self.nsym += 1
+        marks = [(dict(self.c), len(self.out.accesses))]
+        carries = []
+        cond = None
+        forwarded: list = []
+        for ri, region in enumerate(op.regions[:2]):
             if not region.blocks:
+                marks.append((dict(self.c), len(self.out.accesses)))
                 continue
             block = region.blocks[0]
-            for key in fr.fi.bargs.get(id(block), ()):
-                fr.env[key] = None
+            for k, key in enumerate(fr.fi.bargs.get(id(block), ())):
+                if ri == 0:
+                    start = fr.env.get(ops[k]) if k < len(ops) else None
+                    value, names = self._carry(start)
+                    if names:
+                        carries.append((k, names, value))
+                else:
+                    value = fr.env.get(forwarded[k]) if k < len(forwarded) else None
+                fr.env[key] = value
                 fr.level[key] = lvl
                 if tainted:
                     fr.taint.add(key)
-            self._scoped_block(fr, block, inner, lvl, depth + 1)
+            term = self._scoped_block(fr, block, inner, lvl, depth + 1)
+            term_ops = self._operands(fr, term) if term is not None else []
+            if ri == 0:
+                cond = fr.env.get(term_ops[0]) if term_ops else None
+                forwarded = term_ops[1:]
+            else:
+                for k, names, value in carries:
+                    deltas = _deltas(fr.env.get(term_ops[k]) if k < len(term_ops) else None, value)
+                    for cname, delta in zip(names, deltas):
+                        if delta is not None:
+                            self.out.aliases[cname] = S.scale(S.sym(jname), delta)
+            marks.append((dict(self.c), len(self.out.accesses)))
+        trips, exact = self._while_trips(cond, jname)
+        if trips is None:
+            trips = UNRESOLVED_LOOP_TRIPS
+            self.out.warnings.append(
+                f"line {op.line}: scf.while trip count is data-dependent; assumed {UNRESOLVED_LOOP_TRIPS} iteration(s)"
+            )
+        elif not exact:
+            self.out.warnings.append(
+                f"line {op.line}: scf.while runs at most {trips} iterations (data-dependent exit); assumed {trips}"
+            )
+        if not exact:
+            self.c["unresolved_loops"] += 1
+        self.out.domains[jname] = max(1, trips)
+        # the condition region runs once more than the body
+        self._rescale(marks, [trips + 1, trips])
+        self.c["loop_trip_total"] += w * trips
         self._results_opaque(fr, op, len(mults) - 1, tainted)
+
+    def _while_trips(self, cond, jname: str) -> tuple[int | None, bool]:
+        """(trips, exact) from a while condition: the first iteration j at which
+        some counted atom ``a + b*j < 0`` (b > 0) fails."""
+        if not isinstance(cond, S.Mask):
+            return (0, True) if cond == 0 else (None, False)
+        best = None
+        exact = cond.exact
+        for c, strides in cond.atoms:
+            if any(strides):
+                exact = False
+                continue
+            c = self._ctrl(c)
+            if type(c) is S.Aff:
+                out = c.c
+                for name, k in c.terms:
+                    out = S.add(out, S.scale(self.out.aliases.get(name, S.sym(name)), k))
+                c = out
+            if type(c) is int:
+                if c >= 0:
+                    return 0, exact
+                exact = False  # always true: no bound from this atom
+                continue
+            if type(c) is not S.Aff or c.symbols() != (jname,) or c.terms[0][1] <= 0:
+                exact = False  # not a bound on this loop's trips
+                continue
+            b = c.terms[0][1]
+            n = max(0, -(c.c // b))  # j < ceil(-a / b)
+            best = n if best is None else min(best, n)
+        if best is None:
+            return None, False
+        return best, exact
+
+    def _rescale(self, marks: list, factors: list) -> None:
+        """Scale what each walked region added to the additive counters and to
+        the recorded accesses by its factor (marks: state before each region
+        and after the last)."""
+        final = dict(self.c)
+        base = marks[0][0]
+        for key in _ADDITIVE:
+            total = base[key]
+            for (before, _), (after, _), f in zip(marks, marks[1:], factors):
+                total += (after[key] - before[key]) * f
+            final[key] = total
+        self.c.update(final)
+        for (_, lo), (_, hi), f in zip(marks, marks[1:], factors):
+            for acc in self.out.accesses[lo:hi]:
+                acc.weight *= f
 
     def _call_op(self, fr: _Frame, op: Operation, mults: list, depth: int) -> None:
         ops = self._operands(fr, op)

@@ -66,3 +66,35 @@ def test_trip_count_scales_the_callee():
     assert extract_features(TTIR, "arg1=10")["load_ops"] == 10
     unresolved = extract_features(TTIR, None)
     assert unresolved["unresolved_loops"] == 1 and unresolved["load_ops"] == 1
+
+
+COUNTED_WHILE = """
+module {
+  tt.func public @strided_fill(%arg0: !tt.ptr<f32>, %arg1: i32) {
+    %c0_i32 = arith.constant 0 : i32
+    %c2_i32 = arith.constant 2 : i32
+    %cst = arith.constant 1.000000e+00 : f32
+    %0 = scf.while (%arg2 = %c0_i32) : (i32) -> i32 {
+      %1 = arith.cmpi slt, %arg2, %arg1 : i32
+      scf.condition(%1) %arg2 : i32
+    } do {
+    ^bb0(%arg3: i32):
+      %2 = tt.addptr %arg0, %arg3 : !tt.ptr<f32>, i32
+      tt.store %2, %cst : !tt.ptr<f32>
+      %3 = arith.addi %arg3, %c2_i32 : i32
+      scf.yield %3 : i32
+    }
+    tt.return
+  }
+}
+"""
+
+
+def test_counted_while_is_resolved():
+    # i = 0, 2, 4, ... while i < n: n = 10 gives 5 trips, n = 11 gives 6
+    f = extract_features(COUNTED_WHILE, "arg1=10")
+    assert f["loop_trip_total"] == 5 and f["store_ops"] == 5
+    assert f["unresolved_loops"] == 0
+    assert not any("scf.while" in w for w in f.warnings)
+    assert extract_features(COUNTED_WHILE, "arg1=11")["store_ops"] == 6
+    assert extract_features(COUNTED_WHILE, "arg1=0")["store_ops"] == 0

@@ -140,11 +140,20 @@ def test_unresolved_loop_is_flagged_not_raised(ttir_text):
     assert any("scf.for" in w for w in f.warnings)
 
 
-def test_while_loop_is_estimated_and_flagged(ttir_text):
-    f = extract_features(ttir_text("while"), "arg2=98432,arg3=8")
+@pytest.mark.parametrize("variant", ("raw", "opt"))
+def test_while_loop_is_bounded_and_flagged(ttir_text, variant):
+    # while (max|x| > 1) & (i < max_iter): i += 1 -> at most max_iter = 8
+    # trips; the data-dependent half keeps it flagged
+    f = extract_features(ttir_text("while", variant), "arg2=98432,arg3=8")
     assert f["unresolved_loops"] == 1 and f["loops"] == 1
-    assert any("scf.while" in w for w in f.warnings)
-    assert f["reduce_ops"] == UNRESOLVED_LOOP_TRIPS
+    assert any("scf.while" in w and "at most 8" in w for w in f.warnings)
+    assert f["loop_trip_total"] == 8
+    assert f["reduce_ops"] == 8 + 1  # the condition region runs once more
+    assert f["ew_mul_elems"] == 8 * 1024 + 1  # x * 0.5 per trip; pid * BLOCK
+    # without max_iter nothing bounds it: the documented estimate
+    g = extract_features(ttir_text("while", variant), "arg2=98432")
+    assert g["unresolved_loops"] == 1 and g["loop_trip_total"] == UNRESOLVED_LOOP_TRIPS
+    assert g["reduce_ops"] == UNRESOLVED_LOOP_TRIPS + 1
 
 
 def test_grid_sources(ttir_text):
