@@ -9,13 +9,17 @@ the dtypes of tensor arguments) the tuner
    integer bindings and the launch grid, and asks the cost model once for all
    of them (see ``perf_model.predict_launches``);
 3. keeps the top ``top_k`` by prediction (``prune.plan_pruning``: equivalence
-   groups whole, fail-open when nothing could be predicted);
+   groups whole, near-ties at the boundary spread over the config space,
+   fail-open when nothing could be predicted);
 4. benchmarks the kept configs with Triton's own ``_bench``; if every one
    fails to compile or run, benchmarks the fallback configs in prediction
    order until one works;
 5. records the measured timings as feedback rows (``feedback.py``);
 6. hands the launch to stock ``Autotuner.run``, which finds the tuned config
    in its cache.
+
+Triton's autotune disk cache (``cache_results=True`` or
+TRITON_CACHE_AUTOTUNING=1) and TRITON_PRINT_AUTOTUNING are honoured.
 """
 
 from __future__ import annotations
@@ -103,13 +107,15 @@ class PruningAutotuner(Autotuner):
                  early_config_prune: Callable | None = None, predictor: Predictor | None = None,
                  hardware: str | None = None, target: tuple | None = None,
                  feedback: bool | None = None, feedback_dir: str | os.PathLike | None = None,
-                 tie_rtol: float = DEFAULT_TIE_RTOL,
+                 tie_rtol: float = DEFAULT_TIE_RTOL, cache_results: bool = False,
                  reset_to_zero=None, restore_value=None, pre_hook=None, post_hook=None, do_bench=None):
         resolve_top_k(top_k, 1)  # validate now, not at the first launch
         check_tie_rtol(tie_rtol)
         prune_by = {"early_config_prune": early_config_prune} if early_config_prune else None
+        # cache_results only when asked: Triton before 3.3 lacks the argument
+        extra = {"cache_results": True} if cache_results else {}
         super().__init__(fn, arg_names, configs, key, reset_to_zero, restore_value, pre_hook=pre_hook,
-                         post_hook=post_hook, prune_configs_by=prune_by, do_bench=do_bench)
+                         post_hook=post_hook, prune_configs_by=prune_by, do_bench=do_bench, **extra)
         self.top_k = top_k
         self.tie_rtol = tie_rtol
         self.predictor = predictor
@@ -136,20 +142,24 @@ class PruningAutotuner(Autotuner):
         parts += [str(v.dtype) for v in known.values() if hasattr(v, "dtype")]
         return tuple(parts)
 
-    def _describe(self, named: Mapping[str, Any], kwargs: Mapping[str, Any], cfg: Config) -> LaunchIR | None:
-        try:
-            return self.describer.describe([], {**named, **kwargs}, cfg.all_kwargs(), kwargs.get("grid", (1,)))
-        except Exception as e:  # noqa: BLE001 - no TTIR: unpredicted, still tunable
-            warnings.warn(f"learned_cost: no TTIR for config {cfg} ({type(e).__name__}: {e})", RuntimeWarning, stacklevel=3)
-            return None
+    def _describe(self, named: Mapping[str, Any], kwargs: Mapping[str, Any], cfg: Config) -> LaunchIR:
+        return self.describer.describe([], {**named, **kwargs}, cfg.all_kwargs(), kwargs.get("grid", (1,)))
 
     def predict(self, named: Mapping[str, Any], kwargs: Mapping[str, Any], candidates: Sequence[Config]):
-        """(launches, predicted latencies in us) of ``candidates``."""
-        try:
-            launches = [self._describe(named, kwargs, c) for c in candidates]
-        except Exception as e:  # noqa: BLE001 - e.g. triton internals changed: fail open
-            warnings.warn(f"learned_cost: TTIR building failed ({type(e).__name__}: {e})", RuntimeWarning, stacklevel=2)
-            launches = [None] * len(candidates)
+        """(launches, predicted latencies in us) of ``candidates``; a config
+        whose TTIR cannot be built gets None and ``inf`` (one warning per
+        tuning run says how many)."""
+        launches: list[LaunchIR | None] = []
+        failures: list[str] = []
+        for c in candidates:
+            try:
+                launches.append(self._describe(named, kwargs, c))
+            except Exception as e:  # noqa: BLE001 - no TTIR: unpredicted, still tunable
+                launches.append(None)
+                failures.append(f"{c}: {type(e).__name__}: {e}")
+        if failures:
+            warnings.warn(f"learned_cost: no TTIR for {len(failures)} of {len(candidates)} configs "
+                          f"(first: {failures[0][:300]})", RuntimeWarning, stacklevel=3)
         hw = self.hardware or default_hardware()
         return launches, predict_launches(launches, self.predictor, hw)
 
@@ -206,7 +216,7 @@ class PruningAutotuner(Autotuner):
         def benchmark() -> None:
             self._benchmark(key, args, kwargs, candidates, launches, report)
 
-        if self.cache_results:
+        if getattr(self, "cache_results", False):
             # Stock disk cache of tuning results (TRITON_CACHE_AUTOTUNING=1 or
             # cache_results=True), keyed by the kept configs: a hit measures
             # nothing, so it records no feedback either.
@@ -300,7 +310,7 @@ def autotune(configs: Sequence[Config], key: Sequence[str], top_k: float = 0.25,
              early_config_prune: Callable | None = None, predictor: Predictor | None = None,
              hardware: str | None = None, target: tuple | None = None,
              feedback: bool | None = None, feedback_dir: str | os.PathLike | None = None,
-             tie_rtol: float = DEFAULT_TIE_RTOL,
+             tie_rtol: float = DEFAULT_TIE_RTOL, cache_results: bool = False,
              reset_to_zero=None, restore_value=None, pre_hook=None, post_hook=None, do_bench=None):
     """Decorator like ``triton.autotune`` that benchmarks only the best
     ``top_k`` configs by predicted latency.
@@ -315,8 +325,10 @@ def autotune(configs: Sequence[Config], key: Sequence[str], top_k: float = 0.25,
     ``LEARNED_COST_FEEDBACK=0`` turns it off); ``feedback_dir`` overrides the
     store directory. ``tie_rtol``: predictions within this relative
     distance of the top-k boundary count as ties and are chosen to spread
-    over the config space (0 turns that off; see ``prune``). The rest is
-    passed to Triton's Autotuner.
+    over the config space (0 turns that off; see ``prune``).
+    ``cache_results``: Triton's on-disk cache of tuning results (also on
+    with TRITON_CACHE_AUTOTUNING=1). The rest is passed to Triton's
+    Autotuner.
 
     Example::
 
@@ -333,8 +345,8 @@ def autotune(configs: Sequence[Config], key: Sequence[str], top_k: float = 0.25,
         return PruningAutotuner(
             fn, fn.arg_names, list(configs), list(key), top_k=top_k, early_config_prune=early_config_prune,
             predictor=predictor, hardware=hardware, target=target, feedback=feedback, feedback_dir=feedback_dir,
-            tie_rtol=tie_rtol, reset_to_zero=reset_to_zero, restore_value=restore_value, pre_hook=pre_hook, post_hook=post_hook,
-            do_bench=do_bench,
+            tie_rtol=tie_rtol, cache_results=cache_results, reset_to_zero=reset_to_zero,
+            restore_value=restore_value, pre_hook=pre_hook, post_hook=post_hook, do_bench=do_bench,
         )
 
     return decorator
