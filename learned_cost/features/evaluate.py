@@ -63,6 +63,7 @@ UNRESOLVED_LOOP_TRIPS = 1
 _PURE_CLASSES = frozenset(EW_CLASSES) | {"layout", "free"}
 _EW_KEY = {cls: f"ew_{cls}_elems" for cls in EW_CLASSES}
 _STOP = TERMINATORS | {"tt.return", "func.return"}
+_CALL_OPS = frozenset(name for name, cls in OP_CLASS.items() if cls == "call")
 # counters that grow with the executed weight (the others are maxima or static)
 _ADDITIVE = (
     "dot_ops", "dot_flops", "dot_flops_f16", "dot_flops_f32", "dot_flops_f8", "dot_flops_int",
@@ -438,98 +439,100 @@ def _terminator(region) -> Operation | None:
     return last if last.name in TERMINATORS else None
 
 
+_SELECTIVE = ("scf.for", "scf.if")  # region ops whose results are live one by one
+
+
 def _liveness(fi: FuncInfo, callee_effects) -> None:
-    """Mark the ops whose work is observable (see module docstring)."""
+    """Mark the ops whose work is observable (see module docstring).
+
+    Backward from the roots (stores, atomics, returns, calls with effects,
+    unknown ops without results): an op is live if a live op uses one of its
+    results or it encloses a live op. ``scf.for`` / ``scf.if`` results are
+    tracked one by one, so a loop-carried value nobody reads stays dead.
+    """
     live = fi.live
-    live_vals: set[int] = set()
+    defs, opnd, parents = fi.defs, fi.opnd, fi.parent
+    live_vals: set = set()
     op_work: list[Operation] = []
-    val_work: list[int] = []
-    defs = fi.defs
-    opnd = fi.opnd
+    val_work: list = []
 
-    def op_live(op: Operation) -> None:
-        if id(op) not in live:
-            live.add(id(op))
-            op_work.append(op)
-
-    def val_live(v) -> None:
-        if v is not None and v not in live_vals:
-            live_vals.add(v)
-            val_work.append(v)
+    effects = False
+    for op in fi.ops:
+        name = op.name
+        if name in SIDE_EFFECT_OPS:
+            effects = effects or name not in ("tt.return", "func.return")
+        elif name in _CALL_OPS:
+            if not callee_effects(op):
+                continue
+            effects = True
+        elif op.results or name in TERMINATORS or name in OP_CLASS:
+            continue
+        else:
+            effects = True  # unknown op without results: assume it acts on memory
+        live.add(id(op))
+        op_work.append(op)
+    fi.has_side_effects = effects
 
     def yield_live(op: Operation, idx: int) -> None:
         for region in op.regions:
             term = _terminator(region)
             if term is not None and idx < len(term.operands):
                 live.add(id(term))
-                val_live(opnd[id(term)][idx])
-
-    effects = False
-    for op in fi.ops:
-        name = op.name
-        cls = OP_CLASS.get(name)
-        if name in SIDE_EFFECT_OPS:
-            root = True
-            effects = effects or name not in ("tt.return", "func.return")
-        elif cls == "call":
-            root = callee_effects(op)
-            effects = effects or root
-        elif cls is None and not op.results and name not in TERMINATORS:
-            root = True  # unknown op without results: assume it acts on memory
-            effects = True
-        else:
-            root = False
-        if root:
-            op_live(op)
-    fi.has_side_effects = effects
+                v = opnd[id(term)][idx]
+                if v is not None and v not in live_vals:
+                    live_vals.add(v)
+                    val_work.append(v)
 
     while op_work or val_work:
         while op_work:
             op = op_work.pop()
-            parent = fi.parent.get(id(op))
-            if parent is not None:
-                op_live(parent)
+            oid = id(op)
+            parent = parents.get(oid)
+            if parent is not None and id(parent) not in live:
+                live.add(id(parent))
+                op_work.append(parent)
             name = op.name
-            ops = opnd[id(op)]
-            if name == "scf.for":
-                for v in ops[:3]:
-                    val_live(v)
-            elif name == "scf.if":
-                for v in ops[:1]:
-                    val_live(v)
-            elif name == "scf.yield" and parent is not None and parent.name in ("scf.for", "scf.if"):
-                pass  # operands become live one by one, through the parent's results
+            if name in _SELECTIVE:
+                used = opnd[oid][:3] if name == "scf.for" else opnd[oid][:1]
+            elif name == "scf.yield" and parent is not None and parent.name in _SELECTIVE:
+                continue  # operands become live one by one, through the parent's results
             else:
-                for v in ops:
-                    val_live(v)
-                if op.regions and name not in ("scf.for", "scf.if"):
+                used = opnd[oid]
+                if op.regions:
                     for region in op.regions:
                         term = _terminator(region)
-                        if term is not None:
-                            op_live(term)
+                        if term is not None and id(term) not in live:
+                            live.add(id(term))
+                            op_work.append(term)
+            for v in used:
+                if v is not None and v not in live_vals:
+                    live_vals.add(v)
+                    val_work.append(v)
         while val_work:
             d = defs[val_work.pop()]
+            owner = d[1]
+            if owner is None:
+                continue  # a function argument
+            if id(owner) not in live:
+                live.add(id(owner))
+                op_work.append(owner)
+            name = owner.name
+            if name not in _SELECTIVE:
+                continue
             if d[0] == "res":
-                op, idx = d[1], d[2]
-                op_live(op)
-                if op.name == "scf.for":
-                    ops = opnd[id(op)]
-                    if 3 + idx < len(ops):
-                        val_live(ops[3 + idx])
-                    yield_live(op, idx)
-                elif op.name == "scf.if":
-                    yield_live(op, idx)
+                idx = d[2]
+            elif name == "scf.for" and d[3] >= 1:
+                idx = d[3] - 1  # an iter_arg: carried from init and from the yield
             else:
-                owner = d[1]
-                if owner is None:
-                    continue
-                op_live(owner)
-                if owner.name == "scf.for" and d[3] >= 1:
-                    k = d[3] - 1
-                    ops = opnd[id(owner)]
-                    if 3 + k < len(ops):
-                        val_live(ops[3 + k])
-                    yield_live(owner, k)
+                continue
+            if name == "scf.for":
+                ops = opnd[id(owner)]
+                if 3 + idx < len(ops):
+                    v = ops[3 + idx]
+                    if v is not None and v not in live_vals:
+                        live_vals.add(v)
+                        val_work.append(v)
+            yield_live(owner, idx)
 
 
 # ---------------------------------------------------------------- evaluation
