@@ -22,11 +22,17 @@ Output (rewritten after every case, so a killed run keeps what it had):
 and the pruned runs' feedback rows (real measurements, a profile store of
 one rows and one TTIR chunk) under ``OUT/feedback/<hardware>/``.
 
+``OUT/cases.jsonl`` keeps, per case, every config's time measured in the
+full run and the launch the cost model saw, so ``--replay`` can re-rank the
+same cases with another model on any machine (no device): the regret of the
+pruned choice, both times taken from the same full run.
+
 Usage (repository root; torch and triton needed, lightgbm optional -- the
 cost model falls back to its analytic model without it)::
 
     PYTHONPATH=. python3 scripts/bench_autotune.py --out OUT --deadline 500
     PYTHONPATH=. python3 scripts/bench_autotune.py --out /tmp/dry --dry-run   # CPU: TTIR + predictions only
+    PYTHONPATH=. python3 scripts/bench_autotune.py --replay OUT/cases.jsonl   # CPU: re-rank with this model
 
 The kernels are written here, not taken from the training corpus, so the
 model ranks code it was not trained on.
@@ -534,9 +540,99 @@ def run_case(fam: Family, si: int, args, cache_root: Path, predictor, feedback_d
         "model": ",".join(sorted(predictor.models)),
         "status": "ok",
     })
+    try:
+        with open(Path(args.out) / "cases.jsonl", "a") as f:
+            rec = case_record(fam, shape, rep.candidates, rep.predictions, set(rep.plan.kept), rep.launches,
+                              full.configs_timings)
+            f.write(json.dumps(rec, default=str) + "\n")
+    except Exception as e:  # noqa: BLE001 - the timing table matters more
+        row["record_error"] = f"{type(e).__name__}: {e}"
     del case, full, pruned
     torch.cuda.empty_cache()
     return row
+
+
+def case_record(fam: Family, shape: tuple, candidates, predictions, kept, launches, timings) -> dict:
+    """Everything needed to re-rank this case offline with another model:
+    per config its parameters, the time measured in the full run (``timings``
+    maps ``Config`` -> benchmark result in ms; None in a dry run) and the
+    launch the cost model saw (TTIR texts once per digest)."""
+    from learned_cost.ttir.normalize import strip_locations, ttir_digest
+
+    def params(c):
+        return {k: v for k, v in c.all_kwargs().items() if v is not None}
+
+    by_params = {json.dumps(params(c), sort_keys=True): t for c, t in (timings or {}).items()}
+    texts: dict[str, str] = {}
+    configs = []
+    for i, cfg in enumerate(candidates):
+        la = launches[i] if i < len(launches) else None
+        t = by_params.get(json.dumps(params(cfg), sort_keys=True))
+        med = t[0] if isinstance(t, (list, tuple)) else t
+        rec = {"label": cfg_label(cfg), "params": params(cfg),
+               "full_ms": med if med is not None and math.isfinite(med) else None,
+               "pred_us": predictions[i] if math.isfinite(predictions[i]) else None,
+               "kept": i in kept}
+        if la is not None:
+            d = ttir_digest(la.ttir)
+            texts.setdefault(d, strip_locations(la.ttir))
+            rec.update({"ttir_digest": d, "arg_bindings": dict(la.arg_bindings), "grid": list(la.grid),
+                        "options": dict(la.options)})
+        configs.append(rec)
+    return {"family": fam.name, "shape": list(shape), "configs": configs, "ttir": texts}
+
+
+def _regret(kept, measured: dict[int, float], best: int) -> float:
+    """Best measured time among ``kept`` over the best overall (inf if none
+    of ``kept`` was measured)."""
+    ok = [i for i in kept if i in measured]
+    return measured[min(ok, key=measured.get)] / measured[best] if ok else math.inf
+
+
+def replay(args) -> int:
+    """Re-rank recorded cases (``cases.jsonl`` of a device run) with the
+    cost model available here; no device needed. For each case the pruned
+    choice is the kept config with the best time *measured in the full run*,
+    so the regret (choice / best, both from the same run) isolates ranking
+    quality from measurement noise between runs."""
+    from learned_cost.autotune.prune import plan_pruning
+    from learned_cost.autotune.tuner import DEFAULT_TIE_RTOL
+
+    predictor = RecordingPredictor()
+    lines = ["| family | shape | configs | kept | regret (this model) | regret (recorded run) | best | chosen |",
+             "|---|---|---|---|---|---|---|---|"]
+    now, then = [], []
+    for line in Path(args.replay).read_text().splitlines():
+        case = json.loads(line)
+        cfgs = case["configs"]
+        items = [{"config": i, "ttir": case["ttir"][c["ttir_digest"]], "arg_bindings": c["arg_bindings"],
+                  "grid": c["grid"], "options": c["options"]} for i, c in enumerate(cfgs) if "ttir_digest" in c]
+        got = predictor(items) if items else {}
+        preds = [got.get(i, math.inf) for i in range(len(cfgs))]
+        groups = [(c.get("ttir_digest"), json.dumps(c.get("arg_bindings"), sort_keys=True), str(c.get("grid")),
+                   json.dumps(c.get("options"), sort_keys=True)) if "ttir_digest" in c else ("none", i)
+                  for i, c in enumerate(cfgs)]
+        plan = plan_pruning(preds, groups, args.top_k, [c["params"] for c in cfgs], DEFAULT_TIE_RTOL)
+        measured = {i: c["full_ms"] for i, c in enumerate(cfgs) if c["full_ms"] is not None}
+        if not measured:
+            continue
+        best = min(measured, key=measured.get)
+        r_now = _regret(plan.kept, measured, best)
+        r_then = _regret([i for i, c in enumerate(cfgs) if c["kept"]], measured, best)
+        now.append(r_now)
+        then.append(r_then)
+        chosen = min((i for i in plan.kept if i in measured), key=measured.get, default=None)
+        lines.append(f"| {case['family']} | {'x'.join(map(str, case['shape']))} | {len(cfgs)} | {len(plan.kept)} | "
+                     f"{r_now:.4f} | {r_then:.4f} | {cfgs[best]['label']} | "
+                     f"{cfgs[chosen]['label'] if chosen is not None else '-'} |")
+    lines += ["", (f"geomean regret: this model {geomean(now):.4f}, recorded run {geomean(then):.4f} "
+                  f"({len(now)} cases); cost model here: {', '.join(sorted(predictor.models)) or 'n/a'}")]
+    text = "\n".join(lines) + "\n"
+    print(text)
+    if args.out:
+        Path(args.out).mkdir(parents=True, exist_ok=True)
+        (Path(args.out) / "bench_autotune_replay.md").write_text(text)
+    return 0
 
 
 def dry_run(args, fams: list[Family]) -> int:
@@ -564,6 +660,9 @@ def dry_run(args, fams: list[Family]) -> int:
         fin = [p for p in preds if math.isfinite(p)]
         best = cfg_label(cands[plan.kept[0]]) if plan.kept else ""
         rng = f"{min(fin):.2f}..{max(fin):.2f}" if fin else "none"
+        with open(out / "cases.jsonl", "a") as f:
+            rec = case_record(fam, shape, cands, preds, set(plan.kept), launches, None)
+            f.write(json.dumps(rec, default=str) + "\n")
         lines.append(f"| {fam.name} | {'x'.join(map(str, shape))} | {len(cands)} (TTIR {built}) | {len(plan.kept)} | "
                      f"{plan.fail_open} | {best} | {rng} | {dt:.2f} |")
         print(lines[-1], flush=True)
@@ -576,16 +675,21 @@ def dry_run(args, fams: list[Family]) -> int:
 
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--out", required=True, help="output directory for the tables")
+    p.add_argument("--out", default="", help="output directory for the tables (required except for --replay)")
     p.add_argument("--deadline", type=float, default=500.0, help="stop starting cases after this many seconds")
     p.add_argument("--top-k", type=float, default=0.25, help="share (<= 1) or count of configs the pruned run keeps")
     p.add_argument("--families", default="", help="comma-separated subset of: " + ",".join(f.name for f in FAMILIES))
     p.add_argument("--max-shapes", type=int, default=3, help="shapes per family (at most 3)")
     p.add_argument("--rounds", type=int, default=3, help="alternating latency rounds per case")
     p.add_argument("--dry-run", action="store_true", help="CPU only: TTIR and predictions, no tuning")
+    p.add_argument("--replay", default="", help="re-rank a device run's cases.jsonl with the local cost model")
     args = p.parse_args(argv)
     if args.top_k >= 1:
         args.top_k = int(args.top_k)
+    if args.replay:
+        return replay(args)
+    if not args.out:
+        p.error("--out is required")
     start = time.perf_counter()
     fams = [f for f in FAMILIES if not args.families or f.name in args.families.split(",")]
     if not fams:

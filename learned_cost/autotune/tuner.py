@@ -68,6 +68,8 @@ class TuningReport:
     predict_s: float = 0.0
     bench_s: float = 0.0
     feedback_path: str | None = None
+    # the launch each candidate was predicted from (None: no TTIR)
+    launches: list = field(default_factory=list)
 
 
 def _is_interpreting() -> bool:
@@ -211,7 +213,8 @@ class PruningAutotuner(Autotuner):
     # -------------------------------------------------------------- tuning
     def _tune(self, key: tuple, args: Sequence[Any], kwargs: dict) -> None:
         candidates, launches, preds, plan, predict_s = self._plan(kwargs)
-        report = TuningReport(key=key, candidates=candidates, predictions=preds, plan=plan, predict_s=predict_s)
+        report = TuningReport(key=key, candidates=candidates, predictions=preds, plan=plan, predict_s=predict_s,
+                              launches=launches)
 
         def benchmark() -> None:
             self._benchmark(key, args, kwargs, candidates, launches, report)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 from pathlib import Path
@@ -31,3 +32,30 @@ def test_no_gpu_run_refuses_cleanly(tmp_path):
     proc = subprocess.run([sys.executable, str(SCRIPT), "--out", str(tmp_path)], capture_output=True, text=True,
                           timeout=120, check=False)
     assert proc.returncode == 2 and "--dry-run" in proc.stderr
+
+
+def test_replay_reproduces_recorded_plan(tmp_path):
+    dry = tmp_path / "dry"
+    subprocess.run([sys.executable, str(SCRIPT), "--out", str(dry), "--dry-run", "--families", "add",
+                    "--max-shapes", "1"], capture_output=True, text=True, timeout=240, check=True)
+    (case,) = [json.loads(line) for line in (dry / "cases.jsonl").read_text().splitlines()]
+    assert len(case["configs"]) == 18 and sum(c["kept"] for c in case["configs"]) == 5
+    assert all(c["ttir_digest"] in case["ttir"] for c in case["configs"])
+    # Test-only times (not measurements): config i "takes" 1 + ((7 * i) % 18) / 10 ms.
+    for i, c in enumerate(case["configs"]):
+        c["full_ms"] = 1.0 + ((7 * i) % 18) / 10
+    times = {i: c["full_ms"] for i, c in enumerate(case["configs"])}
+    kept = [i for i, c in enumerate(case["configs"]) if c["kept"]]
+    want = min(times[i] for i in kept) / min(times.values())
+    cases = tmp_path / "cases.jsonl"
+    cases.write_text(json.dumps(case) + "\n")
+    out = tmp_path / "replay"
+    proc = subprocess.run([sys.executable, str(SCRIPT), "--replay", str(cases), "--out", str(out)],
+                          capture_output=True, text=True, timeout=240, check=False)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    row = next(line for line in (out / "bench_autotune_replay.md").read_text().splitlines()
+               if line.startswith("| add |"))
+    cells = [c.strip() for c in row.strip("|").split("|")]
+    # same model, same plan: the replayed regret equals the recorded one
+    assert float(cells[4]) == pytest.approx(want, abs=1e-4)
+    assert float(cells[5]) == pytest.approx(want, abs=1e-4)
