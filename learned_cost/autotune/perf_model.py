@@ -233,7 +233,9 @@ def make_perf_model(kernel: Any = None, *, predictor: Predictor | None = None,
         @triton.jit
         def kernel(...): ...
 
+    Use one perf model per kernel: it binds to the first kernel it serves.
     Stock Triton turns a float ``top_k`` into ``int(len(configs) * top_k)``
-    (rounded down, possibly 0) and cannot keep equivalent configs together;
-    ``learned_cost.autotune.autotune`` does both properly."""
+    (rounded down, possibly 0), cannot keep equivalent configs together, and
+    has no fail-open or fallback (configs without a prediction, ``inf``, sort
+    last); ``learned_cost.autotune.autotune`` does all of these."""
     return PerfModel(kernel, predictor=predictor, hardware=hardware, target=target)
