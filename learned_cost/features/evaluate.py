@@ -288,8 +288,8 @@ class FuncInfo:
     """
 
     __slots__ = (
-        "__weakref__", "arg_keys", "bargs", "defs", "has_side_effects", "live", "name", "nested", "opnd",
-        "ops", "parent", "plans", "res", "tiles", "types",
+        "__weakref__", "alias", "arg_keys", "bargs", "const", "defs", "dup", "has_side_effects", "live", "name",
+        "nested", "opnd", "ops", "parent", "plans", "res", "tiles", "types",
     )
 
     def __init__(self, fn: Function):
@@ -306,6 +306,9 @@ class FuncInfo:
         self.has_side_effects = False
         self.tiles: tuple | None = None  # (peak bytes, max elems, dim0, dim1, max rank) of live values
         self.plans: dict[int, list] = {}  # id(block) -> its live ops, see plan()
+        self.alias: dict[int, int] = {}  # key of a duplicate op's result -> the original's
+        self.const: set[int] = set()  # keys of constants and of values folded from them
+        self.dup: set[int] = set()  # id(op) of ops identical to an earlier visible one
         visible: dict[str, int] = {}
         self.arg_keys = []
         for i, (name, t) in enumerate(fn.arguments):
@@ -376,6 +379,8 @@ def prepared(fn: Function, callee_effects) -> FuncInfo:
         return hit[1]
     fi = FuncInfo(fn)
     _liveness(fi, callee_effects)
+    for block in _blocks_to_walk(fn.body):
+        _value_numbering(fi, block, {}, [])
     key = id(fn)
     try:
         ref = weakref.ref(fn, lambda _r: _PREPARED.pop(key, None))
@@ -415,21 +420,65 @@ def plan(fi: FuncInfo, block: Block) -> list:
         oid = id(op)
         if oid not in live:
             continue
+        if oid in fi.dup:
+            continue  # its results are aliases of an earlier op's
         cls = OP_CLASS.get(name)
         if cls in _PURE_CLASSES and not op.regions:
             rtype = op.result_types[0] if op.result_types else None
-            # types are compared by identity: parsers share equal type objects
-            sig = (
-                name,
-                id(rtype),
-                tuple(op.attributes.items()) if op.attributes else (),
-                tuple(op.properties.items()) if op.properties else (),
-            )
-            steps.append((op, "pure", (cls, fi.opnd[oid], fi.res[oid], sig, rtype)))
+            alias = fi.alias
+            ops = [alias.get(k, k) for k in fi.opnd[oid]]
+            res = fi.res[oid]
+            folded = bool(res) and res[0] in fi.const
+            steps.append((op, "pure", (cls, ops, res, folded, rtype)))
         else:
             steps.append((op, cls, None))
     fi.plans[id(block)] = steps
     return steps
+
+
+def _value_numbering(fi: FuncInfo, block: Block, table: dict, scope: list) -> None:
+    """Common subexpressions and constant folding over the live ops, as the
+    optimizer's CSE and canonicalization would do: an op identical (name,
+    attributes, result type, operands after aliasing) to one visible earlier
+    in an enclosing block becomes an alias of it (``fi.dup``, ``fi.alias``);
+    results of pure ops whose operands are all constants join ``fi.const``."""
+    live, alias, const, opnd, res = fi.live, fi.alias, fi.const, fi.opnd, fi.res
+    for op in block.operations:
+        oid = id(op)
+        if oid not in live:
+            continue
+        if op.regions:
+            for region in op.regions:
+                for inner in region.blocks[:1]:
+                    added: list = []
+                    _value_numbering(fi, inner, table, added)
+                    for key in added:  # leaving the region: its values go out of scope
+                        table.pop(key, None)
+            continue
+        name = op.name
+        if OP_CLASS.get(name) not in _PURE_CLASSES:
+            continue
+        ops = tuple(alias.get(k, k) for k in opnd[oid])
+        rtype = op.result_types[0] if op.result_types else None
+        # types are compared by identity: parsers share equal type objects
+        key = (
+            name,
+            ops,
+            id(rtype),
+            tuple(op.attributes.items()) if op.attributes else (),
+            tuple(op.properties.items()) if op.properties else (),
+        )
+        results = res[oid]
+        prev = table.get(key)
+        if prev is not None:
+            fi.dup.add(oid)
+            for r, p in zip(results, prev):
+                alias[r] = p
+            continue
+        table[key] = results
+        scope.append(key)
+        if name == "arith.constant" or (ops and all(o in const for o in ops)):
+            const.update(results)
 
 
 def _terminator(region) -> Operation | None:
@@ -541,17 +590,13 @@ def _liveness(fi: FuncInfo, callee_effects) -> None:
 class _Frame:
     """State of one function invocation."""
 
-    __slots__ = ("alias", "const", "cse", "dotz", "env", "fi", "level", "scopes", "taint")
+    __slots__ = ("dotz", "env", "fi", "level", "taint")
 
     def __init__(self, fi: FuncInfo):
         self.fi = fi
         # all keyed by FuncInfo value keys
         self.env: dict[int, object] = {}
         self.level: dict[int, int] = {}
-        self.alias: dict[int, int] = {}
-        self.cse: dict[tuple, list[int]] = {}
-        self.scopes: list[list[tuple]] = [[]]
-        self.const: set[int] = set()
         self.taint: set[int] = set()
         self.dotz: set[int] = set()  # results of dots whose accumulator is a constant
 
@@ -711,7 +756,7 @@ class Evaluator:
         return term
 
     def _operands(self, fr: _Frame, op: Operation) -> list:
-        alias = fr.alias
+        alias = fr.fi.alias
         return [alias.get(k, k) for k in fr.fi.opnd[id(op)]]
 
     def _results_opaque(self, fr: _Frame, op: Operation, level: int, tainted: bool) -> None:
@@ -724,31 +769,17 @@ class Evaluator:
     # -------------------------------------------------------------- pure ops
 
     def _pure(self, fr: _Frame, op: Operation, entry: tuple, mults: list, floor: int) -> None:
-        cls, opnd, results, sig, rtype = entry
+        cls, ops, results, folded, rtype = entry
         name = op.name
-        alias = fr.alias
-        ops = [alias.get(k, k) for k in opnd]
-        # value numbering: an op identical to a visible earlier one is that one
-        key = (sig, tuple(ops))
-        prev = fr.cse.get(key)
-        if prev is not None:
-            for r, p in zip(results, prev):
-                alias[r] = p
-            return
-        fr.cse[key] = results
-        fr.scopes[-1].append(key)
         env = fr.env
         levels = fr.level
         if name == "arith.constant":
             for r in results:
                 env[r] = _constant_value(op, rtype)
                 levels[r] = 0
-                fr.const.add(r)
             return
         level = floor
         tainted = False
-        all_const = bool(ops)
-        const = fr.const
         taint = fr.taint
         for o in ops:
             lv = levels.get(o, 0)
@@ -756,8 +787,6 @@ class Evaluator:
                 level = lv
             if o in taint:
                 tainted = True
-            if all_const and o not in const:
-                all_const = False
         # multi-result ops (tt.split) are not tracked: their values differ
         value = _abstract(self, fr, op, name, ops, rtype) if len(results) == 1 else None
         for r in results:
@@ -765,10 +794,8 @@ class Evaluator:
             levels[r] = level
             if tainted:
                 taint.add(r)
-            if all_const:
-                const.add(r)
-        if all_const or cls == "free":
-            return
+        if folded or cls == "free":
+            return  # folded to a constant by the optimizer, or no work of its own
         if cls == "cast" and ops and fr.type(ops[0]) == rtype:
             return  # a cast to its own type is folded away
         if name == "arith.addf" and (ops[0] in fr.dotz or ops[-1] in fr.dotz):
@@ -891,7 +918,7 @@ class Evaluator:
                 c["dot_acc_bytes"] = float(tinfo(acc).elem_bytes) if acc is not None else 4.0
         tainted = any(o in fr.taint for o in ops)
         self._results_opaque(fr, op, len(mults) - 1, tainted)
-        if len(ops) > 2 and ops[2] in fr.const:
+        if len(ops) > 2 and ops[2] in fr.fi.const:
             fr.dotz.update(fr.fi.res[id(op)])
 
     def _reduce(self, fr: _Frame, op: Operation, cls: str, mults: list) -> None:
@@ -920,15 +947,8 @@ class Evaluator:
                 for key in fr.fi.bargs.get(id(block), ()):
                     fr.env[key] = None
                     fr.level[key] = len(mults) - 1
-                self._scoped_block(fr, block, mults, len(mults) - 1, depth)
+                self._block(fr, block, mults, len(mults) - 1, depth)
         self._results_opaque(fr, op, len(mults) - 1, tainted)
-
-    def _scoped_block(self, fr: _Frame, block: Block, mults: list, floor: int, depth: int) -> Operation | None:
-        fr.scopes.append([])
-        term = self._block(fr, block, mults, floor, depth)
-        for key in fr.scopes.pop():
-            fr.cse.pop(key, None)
-        return term
 
     # -------------------------------------------------------------- control flow
 
@@ -999,7 +1019,7 @@ class Evaluator:
                 if init is not None and init in fr.taint:
                     fr.taint.add(name)
             # a loop does not raise the floor: invariant ops hoist out of it
-            term = self._scoped_block(fr, body, inner, floor, depth + 1)
+            term = self._block(fr, body, inner, floor, depth + 1)
             yields = self._operands(fr, term) if term is not None else []
             for k, names, value in carries:
                 deltas = _deltas(fr.env.get(yields[k]) if k < len(yields) else None, value)
@@ -1061,7 +1081,7 @@ class Evaluator:
                 continue
             inner = mults + [w * share]
             # nothing is hoisted out of a branch (it may not run at all)
-            term = self._scoped_block(fr, region.blocks[0], inner, len(inner) - 1, depth)
+            term = self._block(fr, region.blocks[0], inner, len(inner) - 1, depth)
             ys = self._operands(fr, term) if term is not None else []
             results_by_branch.append(ys)
         taken = [ys for ys in results_by_branch if ys is not None]
@@ -1109,7 +1129,7 @@ class Evaluator:
                 fr.level[key] = lvl
                 if tainted:
                     fr.taint.add(key)
-            term = self._scoped_block(fr, block, inner, lvl, depth + 1)
+            term = self._block(fr, block, inner, lvl, depth + 1)
             term_ops = self._operands(fr, term) if term is not None else []
             if ri == 0:
                 cond = fr.env.get(term_ops[0]) if term_ops else None
@@ -1579,17 +1599,17 @@ def _peak_live(fi: FuncInfo, block: Block, outer: int, tiles: list) -> int:
     """Largest sum of bytes of simultaneously live tensor values while ``block``
     runs, plus ``outer`` (what enclosing blocks keep alive meanwhile); also
     records the largest tensor shape in ``tiles``."""
-    live = fi.live
+    live, dup, alias, const = fi.live, fi.dup, fi.alias, fi.const
     opnd, nested, res, types = fi.opnd, fi.nested, fi.res, fi.types
-    ops = [op for op in block.operations if id(op) in live or op.name in TERMINATORS]
+    ops = [op for op in block.operations if (id(op) in live and id(op) not in dup) or op.name in TERMINATORS]
     last: dict = {}
     for i, op in enumerate(ops):
         for k in opnd[id(op)]:
-            last[k] = i
+            last[alias.get(k, k)] = i
         inner = nested.get(id(op))
         if inner:
             for k in inner:
-                last[k] = i
+                last[alias.get(k, k)] = i
     running = outer
     dies: dict[int, int] = {}
     for key in fi.bargs.get(id(block), ()):
@@ -1614,7 +1634,8 @@ def _peak_live(fi: FuncInfo, block: Block, outer: int, tiles: list) -> int:
                 tiles[1] = t.shape[0] if t.shape else 1
                 tiles[2] = t.shape[1] if len(t.shape) > 1 else 1
             tiles[3] = max(tiles[3], info.rank)
-            b = info.value_bytes
+            # constants are rematerialized where used, not held
+            b = info.value_bytes if r not in const else 0
             if b:
                 running += b
                 j = last.get(r, i)
