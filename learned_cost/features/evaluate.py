@@ -1,14 +1,16 @@
 """Evaluate a parsed TTIR module with its bindings: per-program op counts.
 
-One pass prepares each function (definitions, parents, liveness), one pass
-interprets its live ops in order. Nothing is unrolled: a loop body is walked
+``learned_cost.features.prepare`` indexes each function once (definitions,
+liveness, value numbering); :class:`Evaluator` then interprets its live ops
+in order with the bindings, computing values with
+``learned_cost.features.values``. Nothing is unrolled: a loop body is walked
 once and its counts are weighted by the loop's (mean) trip count.
 
 Normalisations, so that raw front-end TTIR and optimized TTIR of the same
 kernel give the same counts:
 
 * dead code: ops whose results reach no store, atomic, return, loop-carried
-  value or call with side effects are dropped (``_liveness``);
+  value or call with side effects are dropped (``prepare._liveness``);
 * constant folding: pure ops whose operands are all constants cost nothing;
 * common subexpressions: a pure op identical to an earlier one in an
   enclosing scope costs nothing (value numbering);
@@ -38,32 +40,41 @@ Rules for what cannot be known statically (documented in ``extract``):
 
 from __future__ import annotations
 
-import re
-import weakref
 from dataclasses import dataclass, field
 
 from ..ttir.ir import (
     Block,
     Function,
     Module,
-    OpaqueType,
     Operation,
     PointerType,
     ScalarType,
     TensorType,
 )
 from . import symbolic as S
-from .optable import EW_CLASSES, OP_CLASS, SIDE_EFFECT_OPS, TERMINATORS
+from .optable import EW_CLASSES
+from .prepare import FuncInfo, blocks_to_walk, plan, prepared, pressure, tinfo
+from .values import (
+    BlockPtr,
+    abstract,
+    as_number,
+    attr,
+    boundary_mask,
+    callee_name,
+    carried_deltas,
+    constant_value,
+    int_attr,
+    int_list,
+    shifted,
+    trip_stats,
+)
 
 #: Iterations assumed for a loop whose trip count cannot be evaluated. One
 #: iteration keeps the counts equal to "one pass over the loop body"; the
 #: ``unresolved_loops`` feature tells the model the counts are a lower bound.
 UNRESOLVED_LOOP_TRIPS = 1
 
-_PURE_CLASSES = frozenset(EW_CLASSES) | {"layout", "free"}
 _EW_KEY = {cls: f"ew_{cls}_elems" for cls in EW_CLASSES}
-_STOP = TERMINATORS | {"tt.return", "func.return"}
-_CALL_OPS = frozenset(name for name, cls in OP_CLASS.items() if cls == "call")
 # counters that grow with the executed weight (the others are maxima or static)
 _ADDITIVE = (
     "dot_ops", "dot_flops", "dot_flops_f16", "dot_flops_f32", "dot_flops_f8", "dot_flops_int",
@@ -72,10 +83,6 @@ _ADDITIVE = (
     "reduce_ops", "reduce_elems", "scan_ops", "scan_elems", "layout_ops", "layout_elems",
     "atomic_ops", "atomic_elems", "loop_trip_total", "calls", "ops_total", "unknown_ops",
 )
-_CMP_PREDICATES = ("eq", "ne", "slt", "sle", "sgt", "sge", "ult", "ule", "ugt", "uge")
-_INT_VALUE = re.compile(r"\s*(-?\d+)\s*(?::|$)")
-_DENSE_INT = re.compile(r"\s*dense<\s*(-?\d+)\s*>")
-_LEADING_INT = re.compile(r"\s*(-?\d+)")
 
 
 @dataclass
@@ -108,480 +115,6 @@ class Evaluation:
 
 
 # ---------------------------------------------------------------- types
-
-
-class TypeInfo:
-    """What the evaluator needs to know about a type, computed once per type object."""
-
-    __slots__ = ("dtype", "elem_bytes", "is_float", "numel", "rank", "ref", "value_bytes")
-
-    def __init__(self, t):
-        self.ref = t  # keeps the object alive, so its id is not reused while cached
-        e = t.element if isinstance(t, TensorType) else t
-        self.numel = t.numel if isinstance(t, TensorType) else 1
-        self.rank = len(t.shape) if isinstance(t, TensorType) else 0
-        if isinstance(e, PointerType):
-            self.elem_bytes, self.is_float, self.dtype = 8, False, "int"
-        elif isinstance(e, ScalarType):
-            bits = e.bits
-            self.elem_bytes = max(1, bits // 8)
-            self.is_float = e.is_float
-            if not e.is_float:
-                self.dtype = "int"
-            elif bits == 32 or e.name == "tf32":
-                self.dtype = "f32"
-            elif bits == 16:
-                self.dtype = "f16"
-            elif bits == 8:
-                self.dtype = "f8"
-            else:
-                self.dtype = "other"
-        else:
-            self.elem_bytes, self.is_float, self.dtype = 4, False, "other"
-        # register / UB footprint: data and index tensors; pointer tensors and
-        # scalars are left out (backends rebuild addresses from base + offsets)
-        tensor_data = isinstance(t, TensorType) and not isinstance(e, PointerType)
-        self.value_bytes = self.numel * self.elem_bytes if tensor_data else 0
-
-
-_NO_TYPE = TypeInfo(OpaqueType(""))
-_TYPE_INFO: dict[int, TypeInfo] = {}
-
-
-def tinfo(t) -> TypeInfo:
-    """Cached :class:`TypeInfo` of ``t`` (parsers memoize type objects, so the
-    cache stays small; it is bounded anyway)."""
-    if t is None:
-        return _NO_TYPE
-    info = _TYPE_INFO.get(id(t))
-    if info is None or info.ref is not t:
-        info = TypeInfo(t)
-        if len(_TYPE_INFO) > 65536:
-            _TYPE_INFO.clear()
-        _TYPE_INFO[id(t)] = info
-    return info
-
-
-def _is_float(t) -> bool:
-    return tinfo(t).is_float
-
-
-# ---------------------------------------------------------------- attributes
-
-
-def _attr(op: Operation, key: str) -> str | None:
-    v = op.attributes.get(key)
-    if v is None:
-        v = op.properties.get(key)
-    return v
-
-
-def _int_attr(op: Operation, key: str) -> int | None:
-    v = _attr(op, key)
-    if v is None:
-        return None
-    m = _LEADING_INT.match(v)
-    return int(m.group(1)) if m else None
-
-
-def _axis_of_pid_op(op: Operation) -> int:
-    v = _attr(op, "axis")
-    if v is None:
-        for text in list(op.attributes.values()) + list(op.properties.values()):
-            if text.strip()[:1] in ("x", "y", "z"):
-                v = text
-                break
-    if v is None:
-        return 0
-    v = v.strip()
-    if v[:1] in ("x", "y", "z"):
-        return "xyz".index(v[0])
-    m = _LEADING_INT.match(v)
-    return min(2, max(0, int(m.group(1)))) if m else 0
-
-
-def _predicate(op: Operation) -> str | None:
-    v = _attr(op, "predicate")
-    if v is None:
-        return None
-    v = v.strip().strip('"')
-    if v in _CMP_PREDICATES:
-        return v
-    m = _LEADING_INT.match(v)
-    if m and 0 <= int(m.group(1)) < len(_CMP_PREDICATES):
-        return _CMP_PREDICATES[int(m.group(1))]
-    return None
-
-
-def _int_list(text: str) -> list[int]:
-    """Integers of an attribute such as ``array<i32: 0, 1>``."""
-    body = text.split(":", 1)[1] if ":" in text else text
-    return [int(x) for x in re.findall(r"-?\d+", body)]
-
-
-def _boundary_mask(ptr, dims: list[int], rank: int) -> S.Mask | None:
-    if not isinstance(ptr, BlockPtr) or len(ptr.offsets) != rank:
-        return None
-    atoms = []
-    exact = True
-    for d in dims:
-        if not 0 <= d < rank:
-            continue
-        c = S.sub(ptr.offsets[d], ptr.shape[d])
-        if c is None:
-            exact = False
-            continue
-        atoms.append((c, tuple(1 if k == d else 0 for k in range(rank))))
-    return S.Mask(tuple(atoms), exact)
-
-
-def _callee_name(op: Operation) -> str | None:
-    v = _attr(op, "callee")
-    if v is None:
-        return None
-    v = v.strip()
-    v = v.removeprefix("@")
-    if v.startswith('"') and v.endswith('"') and len(v) >= 2:
-        v = v[1:-1]
-    return v
-
-
-def _constant_value(op: Operation, rtype):
-    """Abstract value of ``arith.constant``: int, TAff, Mask or None (floats)."""
-    text = _attr(op, "value")
-    if text is None:
-        return None
-    t = text.strip()
-    rank = len(rtype.shape) if isinstance(rtype, TensorType) else None
-    if rank is None:
-        if t.startswith("true"):
-            return 1
-        if t.startswith("false"):
-            return 0
-        m = _INT_VALUE.match(t)
-        if m and not _is_float(rtype):
-            return int(m.group(1))
-        return None
-    if _is_float(rtype):
-        return None
-    if t.startswith("dense<true>"):
-        return S.Mask(())
-    if t.startswith("dense<false>"):
-        return S.Mask(((1, ()),))
-    m = _DENSE_INT.match(t)
-    if m:
-        return S.TAff(int(m.group(1)), (0,) * rank)
-    return None
-
-
-# ---------------------------------------------------------------- preparation
-
-
-class FuncInfo:
-    """Per-function index: definitions, types, parents, liveness, tiles.
-
-    MLIR reuses SSA names in sibling regions (two loops may both define
-    ``%16``), so every definition gets a unique integer key, and operands are
-    resolved to keys once, with the scoping rules of the text. Everything here
-    depends on the module only, not on bindings, so it is computed once per
-    function object (see :func:`prepared`).
-    """
-
-    __slots__ = (
-        "__weakref__", "alias", "arg_keys", "bargs", "const", "defs", "dup", "has_side_effects", "live", "name",
-        "nested", "opnd", "ops", "parent", "plans", "res", "tiles", "types",
-    )
-
-    def __init__(self, fn: Function):
-        self.name = fn.name
-        self.defs: list[tuple] = []  # key -> ("res", op, index) | ("arg", owner op or None, region, index)
-        self.types: list[object] = []  # key -> type
-        self.opnd: dict[int, list] = {}  # id(op) -> operand keys (None: undefined name)
-        self.res: dict[int, list[int]] = {}  # id(op) -> result keys
-        self.nested: dict[int, list] = {}  # id(op) -> keys used anywhere inside its regions
-        self.bargs: dict[int, list[int]] = {}  # id(block) -> argument keys
-        self.parent: dict[int, Operation | None] = {}
-        self.ops: list[Operation] = []
-        self.live: set[int] = set()
-        self.has_side_effects = False
-        self.tiles: tuple | None = None  # (peak bytes, max elems, dim0, dim1, max rank) of live values
-        self.plans: dict[int, list] = {}  # id(block) -> its live ops, see plan()
-        self.alias: dict[int, int] = {}  # key of a duplicate op's result -> the original's
-        self.const: set[int] = set()  # keys of constants and of values folded from them
-        self.dup: set[int] = set()  # id(op) of ops identical to an earlier visible one
-        visible: dict[str, int] = {}
-        self.arg_keys = []
-        for i, (name, t) in enumerate(fn.arguments):
-            visible[name] = len(self.defs)
-            self.arg_keys.append(len(self.defs))
-            self.defs.append(("arg", None, 0, i))
-            self.types.append(t)
-        for block in _blocks_to_walk(fn.body):
-            self._index_block(block, None, visible, None)
-
-    def _index_block(self, block: Block, parent: Operation | None, visible: dict, undo: list | None) -> list:
-        """Index ``block``; returns every key used in it (nested regions included)."""
-        parents, ops_list, opnd, res = self.parent, self.ops, self.opnd, self.res
-        defs, types = self.defs, self.types
-        used: list = []
-        for op in block.operations:
-            oid = id(op)
-            parents[oid] = parent
-            ops_list.append(op)
-            keys = [visible.get(o) for o in op.operands]
-            opnd[oid] = keys
-            used.extend(keys)
-            if op.regions:
-                inner_used: list = []
-                for ri, region in enumerate(op.regions):
-                    for block_ in region.blocks[:1]:
-                        inner_undo: list = []
-                        args = []
-                        for ai, (name, t) in enumerate(block_.arguments):
-                            k = len(defs)
-                            defs.append(("arg", op, ri, ai))
-                            types.append(t)
-                            inner_undo.append((name, visible.get(name)))
-                            visible[name] = k
-                            args.append(k)
-                        self.bargs[id(block_)] = args
-                        inner_used.extend(self._index_block(block_, op, visible, inner_undo))
-                        # leaving the region: its names go out of scope
-                        for name, prev in reversed(inner_undo):
-                            if prev is None:
-                                visible.pop(name, None)
-                            else:
-                                visible[name] = prev
-                self.nested[oid] = inner_used
-                used.extend(inner_used)
-            rtypes = op.result_types
-            ks = []
-            for i, r in enumerate(op.results):
-                k = len(defs)
-                defs.append(("res", op, i))
-                types.append(rtypes[i] if i < len(rtypes) else None)
-                if undo is not None:
-                    undo.append((r, visible.get(r)))
-                visible[r] = k
-                ks.append(k)
-            res[oid] = ks
-        return used
-
-
-_PREPARED: dict[int, tuple] = {}
-
-
-def prepared(fn: Function, callee_effects) -> FuncInfo:
-    """The :class:`FuncInfo` of ``fn`` with liveness, computed once per function
-    object while it lives (a module reused for many bindings is indexed once)."""
-    hit = _PREPARED.get(id(fn))
-    if hit is not None and hit[0]() is fn:
-        return hit[1]
-    fi = FuncInfo(fn)
-    _liveness(fi, callee_effects)
-    for block in _blocks_to_walk(fn.body):
-        _value_numbering(fi, block, {}, [])
-    key = id(fn)
-    try:
-        ref = weakref.ref(fn, lambda _r: _PREPARED.pop(key, None))
-    except TypeError:  # an object without weak references: do not cache
-        return fi
-    if len(_PREPARED) > 4096:
-        _PREPARED.clear()
-    _PREPARED[key] = (ref, fi)
-    return fi
-
-
-def _blocks_to_walk(region) -> list[Block]:
-    """The entry block plus blocks some branch targets (unreachable ones such
-    as ``^bb1:  // no predecessors`` after a return are skipped)."""
-    blocks = region.blocks
-    if len(blocks) <= 1:
-        return list(blocks)
-    targets = set()
-    for b in blocks:
-        for op in b.operations:
-            for s in op.successors:
-                targets.add(s.lstrip("^").split("(")[0])
-    return [blocks[0]] + [b for b in blocks[1:] if b.label and b.label.lstrip("^") in targets]
-
-
-def plan(fi: FuncInfo, block: Block) -> list:
-    """The steps of ``block`` for the evaluator: its live ops as
-    (op, kind, entry) with kind "pure" | "term" | a cost class; pure ops carry
-    (cost class, operand keys, result keys, value-numbering signature, type)."""
-    live = fi.live
-    steps = []
-    for op in block.operations:
-        name = op.name
-        if name in _STOP:
-            steps.append((op, "term", None))
-            continue
-        oid = id(op)
-        if oid not in live:
-            continue
-        if oid in fi.dup:
-            continue  # its results are aliases of an earlier op's
-        cls = OP_CLASS.get(name)
-        if cls in _PURE_CLASSES and not op.regions:
-            rtype = op.result_types[0] if op.result_types else None
-            alias = fi.alias
-            ops = [alias.get(k, k) for k in fi.opnd[oid]]
-            res = fi.res[oid]
-            folded = bool(res) and res[0] in fi.const
-            steps.append((op, "pure", (cls, ops, res, folded, rtype)))
-        else:
-            steps.append((op, cls, None))
-    fi.plans[id(block)] = steps
-    return steps
-
-
-def _value_numbering(fi: FuncInfo, block: Block, table: dict, scope: list) -> None:
-    """Common subexpressions and constant folding over the live ops, as the
-    optimizer's CSE and canonicalization would do: an op identical (name,
-    attributes, result type, operands after aliasing) to one visible earlier
-    in an enclosing block becomes an alias of it (``fi.dup``, ``fi.alias``);
-    results of pure ops whose operands are all constants join ``fi.const``."""
-    live, alias, const, opnd, res = fi.live, fi.alias, fi.const, fi.opnd, fi.res
-    for op in block.operations:
-        oid = id(op)
-        if oid not in live:
-            continue
-        if op.regions:
-            for region in op.regions:
-                for inner in region.blocks[:1]:
-                    added: list = []
-                    _value_numbering(fi, inner, table, added)
-                    for key in added:  # leaving the region: its values go out of scope
-                        table.pop(key, None)
-            continue
-        name = op.name
-        if OP_CLASS.get(name) not in _PURE_CLASSES:
-            continue
-        ops = tuple(alias.get(k, k) for k in opnd[oid])
-        rtype = op.result_types[0] if op.result_types else None
-        # types are compared by identity: parsers share equal type objects
-        key = (
-            name,
-            ops,
-            id(rtype),
-            tuple(op.attributes.items()) if op.attributes else (),
-            tuple(op.properties.items()) if op.properties else (),
-        )
-        results = res[oid]
-        prev = table.get(key)
-        if prev is not None:
-            fi.dup.add(oid)
-            for r, p in zip(results, prev):
-                alias[r] = p
-            continue
-        table[key] = results
-        scope.append(key)
-        if name == "arith.constant" or (ops and all(o in const for o in ops)):
-            const.update(results)
-
-
-def _terminator(region) -> Operation | None:
-    if not region.blocks or not region.blocks[0].operations:
-        return None
-    last = region.blocks[0].operations[-1]
-    return last if last.name in TERMINATORS else None
-
-
-_SELECTIVE = ("scf.for", "scf.if")  # region ops whose results are live one by one
-
-
-def _liveness(fi: FuncInfo, callee_effects) -> None:
-    """Mark the ops whose work is observable (see module docstring).
-
-    Backward from the roots (stores, atomics, returns, calls with effects,
-    unknown ops without results): an op is live if a live op uses one of its
-    results or it encloses a live op. ``scf.for`` / ``scf.if`` results are
-    tracked one by one, so a loop-carried value nobody reads stays dead.
-    """
-    live = fi.live
-    defs, opnd, parents = fi.defs, fi.opnd, fi.parent
-    live_vals: set = set()
-    op_work: list[Operation] = []
-    val_work: list = []
-
-    effects = False
-    for op in fi.ops:
-        name = op.name
-        if name in SIDE_EFFECT_OPS:
-            effects = effects or name not in ("tt.return", "func.return")
-        elif name in _CALL_OPS:
-            if not callee_effects(op):
-                continue
-            effects = True
-        elif op.results or name in TERMINATORS or name in OP_CLASS:
-            continue
-        else:
-            effects = True  # unknown op without results: assume it acts on memory
-        live.add(id(op))
-        op_work.append(op)
-    fi.has_side_effects = effects
-
-    def yield_live(op: Operation, idx: int) -> None:
-        for region in op.regions:
-            term = _terminator(region)
-            if term is not None and idx < len(term.operands):
-                live.add(id(term))
-                v = opnd[id(term)][idx]
-                if v is not None and v not in live_vals:
-                    live_vals.add(v)
-                    val_work.append(v)
-
-    while op_work or val_work:
-        while op_work:
-            op = op_work.pop()
-            oid = id(op)
-            parent = parents.get(oid)
-            if parent is not None and id(parent) not in live:
-                live.add(id(parent))
-                op_work.append(parent)
-            name = op.name
-            if name in _SELECTIVE:
-                used = opnd[oid][:3] if name == "scf.for" else opnd[oid][:1]
-            elif name == "scf.yield" and parent is not None and parent.name in _SELECTIVE:
-                continue  # operands become live one by one, through the parent's results
-            else:
-                used = opnd[oid]
-                if op.regions:
-                    for region in op.regions:
-                        term = _terminator(region)
-                        if term is not None and id(term) not in live:
-                            live.add(id(term))
-                            op_work.append(term)
-            for v in used:
-                if v is not None and v not in live_vals:
-                    live_vals.add(v)
-                    val_work.append(v)
-        while val_work:
-            d = defs[val_work.pop()]
-            owner = d[1]
-            if owner is None:
-                continue  # a function argument
-            if id(owner) not in live:
-                live.add(id(owner))
-                op_work.append(owner)
-            name = owner.name
-            if name not in _SELECTIVE:
-                continue
-            if d[0] == "res":
-                idx = d[2]
-            elif name == "scf.for" and d[3] >= 1:
-                idx = d[3] - 1  # an iter_arg: carried from init and from the yield
-            else:
-                continue
-            if name == "scf.for":
-                ops = opnd[id(owner)]
-                if 3 + idx < len(ops):
-                    v = ops[3 + idx]
-                    if v is not None and v not in live_vals:
-                        live_vals.add(v)
-                        val_work.append(v)
-            yield_live(owner, idx)
 
 
 # ---------------------------------------------------------------- evaluation
@@ -678,7 +211,7 @@ class Evaluator:
         return fi
 
     def _call_has_effects(self, op: Operation) -> bool:
-        name = _callee_name(op)
+        name = callee_name(op)
         if name is None:
             return True
         if name in self.effects_cache:
@@ -702,7 +235,7 @@ class Evaluator:
         self.stack.append(fn.name)
         ret_vals: list = []
         ret_taint: list = []
-        blocks = _blocks_to_walk(fn.body)
+        blocks = blocks_to_walk(fn.body)
         for block in blocks:
             term = self._block(fr, block, mults, 0, depth)
             if term is not None and term.name in ("tt.return", "func.return") and not ret_vals:
@@ -713,7 +246,7 @@ class Evaluator:
         if fn.name not in self.pressured:
             self.pressured.add(fn.name)
             if fi.tiles is None:
-                fi.tiles = _pressure(fi, blocks[0]) if blocks else (0, 0, 1, 1, 0)
+                fi.tiles = pressure(fi, blocks[0]) if blocks else (0, 0, 1, 1, 0)
             peak, elems, dim0, dim1, rank = fi.tiles
             c = self.c
             c["peak_live_bytes"] = max(c["peak_live_bytes"], float(peak))
@@ -775,7 +308,7 @@ class Evaluator:
         levels = fr.level
         if name == "arith.constant":
             for r in results:
-                env[r] = _constant_value(op, rtype)
+                env[r] = constant_value(op, rtype)
                 levels[r] = 0
             return
         level = floor
@@ -788,7 +321,7 @@ class Evaluator:
             if o in taint:
                 tainted = True
         # multi-result ops (tt.split) are not tracked: their values differ
-        value = _abstract(self, fr, op, name, ops, rtype) if len(results) == 1 else None
+        value = abstract(self, fr, op, name, ops, rtype) if len(results) == 1 else None
         for r in results:
             env[r] = value
             levels[r] = level
@@ -843,11 +376,11 @@ class Evaluator:
         mask = fr.env.get(mask_name) if mask_name is not None else None
         if mask is not None and not isinstance(mask, S.Mask):
             mask = None
-        checked = _attr(op, "boundaryCheck") if block_ptr else None
+        checked = attr(op, "boundaryCheck") if block_ptr else None
         if checked and isinstance(vtype, TensorType):
             # a boundary check is the mask offsets[d] + i_d < shape[d] per checked dim
             mask_name = ptr
-            mask = _boundary_mask(fr.env.get(ptr), _int_list(checked), len(vtype.shape))
+            mask = boundary_mask(fr.env.get(ptr), int_list(checked), len(vtype.shape))
         if isinstance(mask, S.Mask) and isinstance(vtype, TensorType):
             mask = S.mask_rank(mask, len(vtype.shape))
         indirect = ptr in fr.taint if ptr is not None else False
@@ -925,7 +458,7 @@ class Evaluator:
         w = mults[-1]
         ops = self._operands(fr, op)
         t = fr.type(ops[0]) if ops else None
-        axis = _int_attr(op, "axis") or 0
+        axis = int_attr(op, "axis") or 0
         c = self.c
         c[f"{cls}_ops"] += w
         c[f"{cls}_elems"] += w * tinfo(t).numel * max(1, len(ops))
@@ -975,10 +508,10 @@ class Evaluator:
     def _for(self, fr: _Frame, op: Operation, mults: list, floor: int, depth: int) -> None:
         ops = self._operands(fr, op)
         w = mults[-1]
-        bounds = [_num(self._ctrl(fr.env.get(o))) for o in ops[:3]]
+        bounds = [as_number(self._ctrl(fr.env.get(o))) for o in ops[:3]]
         lb, ub, step = bounds + [None] * (3 - len(bounds))
 
-        mean, most = _trip_stats(lb, ub, step, self._domains())
+        mean, most = trip_stats(lb, ub, step, self._domains())
         self.static_loops.add(id(op))
         if mean is None:
             mean = float(UNRESOLVED_LOOP_TRIPS)
@@ -1022,7 +555,7 @@ class Evaluator:
             term = self._block(fr, body, inner, floor, depth + 1)
             yields = self._operands(fr, term) if term is not None else []
             for k, names, value in carries:
-                deltas = _deltas(fr.env.get(yields[k]) if k < len(yields) else None, value)
+                deltas = carried_deltas(fr.env.get(yields[k]) if k < len(yields) else None, value)
                 for cname, delta in zip(names, deltas):
                     if delta is not None:
                         self.out.aliases[cname] = S.scale(S.sym(jname), delta)
@@ -1047,12 +580,12 @@ class Evaluator:
                 cname = f"c{self.nsym}"
                 self.nsym += 1
                 names.append(cname)
-                offsets.append(S.add(_num(off), S.sym(cname)))
+                offsets.append(S.add(as_number(off), S.sym(cname)))
             return BlockPtr(start.shape, tuple(offsets)), names
-        if isinstance(start, S.TAff) or _num(start) is not None:
+        if isinstance(start, S.TAff) or as_number(start) is not None:
             cname = f"c{self.nsym}"
             self.nsym += 1
-            value = _shift(start, S.sym(cname))
+            value = shifted(start, S.sym(cname))
             return (value, [cname]) if value is not None else (None, [])
         return None, []
 
@@ -1136,7 +669,7 @@ class Evaluator:
                 forwarded = term_ops[1:]
             else:
                 for k, names, value in carries:
-                    deltas = _deltas(fr.env.get(term_ops[k]) if k < len(term_ops) else None, value)
+                    deltas = carried_deltas(fr.env.get(term_ops[k]) if k < len(term_ops) else None, value)
                     for cname, delta in zip(names, deltas):
                         if delta is not None:
                             self.out.aliases[cname] = S.scale(S.sym(jname), delta)
@@ -1210,7 +743,7 @@ class Evaluator:
     def _call_op(self, fr: _Frame, op: Operation, mults: list, depth: int) -> None:
         ops = self._operands(fr, op)
         w = mults[-1]
-        name = _callee_name(op)
+        name = callee_name(op)
         fn = self.module.function(name) if name else None
         self.c["calls"] += w  # not in ops_total: the callee's ops are (inlining must not change it)
         tainted_args = [o in fr.taint for o in ops]
@@ -1231,415 +764,3 @@ class Evaluator:
                 fr.taint.add(r)
 
 
-def _trip_stats(lb, ub, step, domains: dict[str, int]) -> tuple[float | None, int]:
-    """(mean, max) trip count of ``range(lb, ub, step)`` over the domains of
-    the symbols in the bounds; (None, 0) when a bound is unknown."""
-    if lb is None or ub is None or type(step) is not int or step <= 0:
-        return None, 0
-    if type(lb) is int and type(ub) is int:
-        n = max(0, -((lb - ub) // step))
-        return float(n), n
-    syms = S.symbols_of([lb, ub])
-    if any(name not in domains for name in syms):
-        return None, 0
-    total = 0
-    most = 0
-    points = 0
-    for values in S.combos(syms, domains):
-        lo, hi = S.substitute(lb, values), S.substitute(ub, values)
-        if lo is None or hi is None:
-            return None, 0
-        n = max(0, -((lo - hi) // step))
-        total += n
-        most = max(most, n)
-        points += 1
-    return (total / points, most) if points else (None, 0)
-
-
-# ---------------------------------------------------------------- abstract values
-
-
-class BlockPtr:
-    """A ``tt.make_tensor_ptr`` value: the tensor's shape and the block's offsets
-    (scalars as in :mod:`symbolic`), enough to turn a boundary check into a mask."""
-
-    __slots__ = ("offsets", "shape")
-
-    def __init__(self, shape: tuple, offsets: tuple):
-        self.shape = shape
-        self.offsets = offsets
-
-    def __eq__(self, other: object) -> bool:
-        return isinstance(other, BlockPtr) and self.shape == other.shape and self.offsets == other.offsets
-
-    def __hash__(self) -> int:
-        return hash((self.shape, self.offsets))
-
-
-def _deltas(after, before) -> list:
-    """Per carried symbol, the constant step of a carried value (or None)."""
-    if isinstance(before, BlockPtr):
-        if not isinstance(after, BlockPtr) or len(after.offsets) != len(before.offsets):
-            return [None] * len(before.offsets)
-        return [_delta(a, b) for a, b in zip(after.offsets, before.offsets)]
-    return [_delta(after, before)]
-
-
-def _shift(v, c):
-    """v + c for an integer scalar or TAff (None when not representable)."""
-    if isinstance(v, S.TAff):
-        total = S.add(v.c, c)
-        return None if total is None else S.TAff(total, v.strides)
-    return S.add(_num(v), c)
-
-
-def _delta(after, before) -> int | None:
-    """Constant step ``after - before`` of a carried integer, else None."""
-    if isinstance(after, S.TAff) and isinstance(before, S.TAff):
-        d = S.t_add(after, before, -1)
-        if d is None or any(d.strides):
-            return None
-        d = d.c
-    else:
-        d = S.sub(_num(after), _num(before))
-    return d if type(d) is int else None
-
-
-def _num(v):
-    """int/Aff scalar or None (masks and tensors are not numbers)."""
-    return v if type(v) is int or type(v) is S.Aff else None
-
-
-def _tensor(v, rank: int):
-    if isinstance(v, S.TAff):
-        return v
-    n = _num(v)
-    if n is None:
-        return None
-    return S.TAff(n, (0,) * rank)
-
-
-def _binary_int(fn, a, b):
-    """Apply a Python integer function when both sides are known ints (scalar
-    or lane-invariant tensors)."""
-    if type(a) is int and type(b) is int:
-        return fn(a, b)
-    if (
-        isinstance(a, S.TAff)
-        and isinstance(b, S.TAff)
-        and type(a.c) is int
-        and type(b.c) is int
-        and not any(a.strides)
-        and not any(b.strides)
-    ):
-        r = fn(a.c, b.c)
-        return None if r is None else S.TAff(r, a.strides)
-    return None
-
-
-def _divs(a, b):
-    if b == 0:
-        return None
-    q = abs(a) // abs(b)
-    return q if (a >= 0) == (b > 0) else -q
-
-
-def _rems(a, b):
-    if b == 0:
-        return None
-    r = abs(a) % abs(b)
-    return r if a >= 0 else -r
-
-
-_INT_FNS = {
-    "arith.divsi": _divs,
-    "arith.divui": lambda a, b: None if b == 0 else a // b,
-    "arith.ceildivsi": lambda a, b: None if b == 0 else -((-a) // b),
-    "arith.ceildivui": lambda a, b: None if b == 0 else -((-a) // b),
-    "arith.floordivsi": lambda a, b: None if b == 0 else a // b,
-    "arith.remsi": _rems,
-    "arith.remui": lambda a, b: None if b == 0 else a % b,
-    "arith.minsi": min,
-    "arith.minui": min,
-    "arith.maxsi": max,
-    "arith.maxui": max,
-    "arith.shli": lambda a, b: a << b if 0 <= b < 64 else None,
-    "arith.shrsi": lambda a, b: a >> b if 0 <= b < 64 else None,
-    "arith.shrui": lambda a, b: a >> b if 0 <= b < 64 and a >= 0 else None,
-    "arith.ori": lambda a, b: a | b,
-    "arith.xori": lambda a, b: a ^ b,
-}
-
-_IDENTITY_CASTS = frozenset(
-    {"arith.extsi", "arith.extui", "arith.index_cast", "arith.index_castui", "arith.bitcast", "ttg.convert_layout"}
-)
-
-
-def _cmp_int(pred: str, a: int, b: int) -> int:
-    if pred == "eq":
-        return int(a == b)
-    if pred == "ne":
-        return int(a != b)
-    if pred in ("slt", "ult"):
-        return int(a < b)
-    if pred in ("sle", "ule"):
-        return int(a <= b)
-    if pred in ("sgt", "ugt"):
-        return int(a > b)
-    return int(a >= b)
-
-
-def _rank(rtype) -> int:
-    return len(rtype.shape) if type(rtype) is TensorType else 0
-
-
-def _h_addsub(ev, fr, op, ops, rtype, sign):
-    if len(ops) != 2:
-        return None
-    a, b = fr.env.get(ops[0]), fr.env.get(ops[1])
-    if isinstance(a, S.TAff) or isinstance(b, S.TAff):
-        rank = _rank(rtype)
-        ta, tb = _tensor(a, rank), _tensor(b, rank)
-        return None if ta is None or tb is None else S.t_add(ta, tb, sign)
-    a, b = _num(a), _num(b)
-    return S.add(a, S.scale(b, sign))
-
-
-def _h_add(ev, fr, op, ops, rtype):
-    return _h_addsub(ev, fr, op, ops, rtype, 1)
-
-
-def _h_sub(ev, fr, op, ops, rtype):
-    return _h_addsub(ev, fr, op, ops, rtype, -1)
-
-
-def _h_mul(ev, fr, op, ops, rtype):
-    if len(ops) != 2:
-        return None
-    a, b = fr.env.get(ops[0]), fr.env.get(ops[1])
-    if isinstance(a, S.TAff) or isinstance(b, S.TAff):
-        rank = _rank(rtype)
-        ta, tb = _tensor(a, rank), _tensor(b, rank)
-        return None if ta is None or tb is None else S.t_mul(ta, tb)
-    return S.mul(_num(a), _num(b))
-
-
-def _h_make_range(ev, fr, op, ops, rtype):
-    return S.TAff(_int_attr(op, "start") or 0, (1,))
-
-
-def _h_splat(ev, fr, op, ops, rtype):
-    v = fr.env.get(ops[0]) if ops else None
-    rank = _rank(rtype)
-    if isinstance(v, S.Mask):
-        return S.mask_rank(v, rank)
-    n = _num(v)
-    return None if n is None else S.TAff(n, (0,) * rank)
-
-
-def _h_program_id(ev, fr, op, ops, rtype):
-    axis = _axis_of_pid_op(op)
-    ev.out.pid_axes.add(axis)
-    return S.sym(f"p{axis}")
-
-
-def _h_num_programs(ev, fr, op, ops, rtype):
-    return ev.grid_known[_axis_of_pid_op(op)]
-
-
-def _h_expand_dims(ev, fr, op, ops, rtype):
-    v = fr.env.get(ops[0]) if ops else None
-    axis = _int_attr(op, "axis") or 0
-    if isinstance(v, S.TAff):
-        return S.TAff(v.c, v.strides[:axis] + (0,) + v.strides[axis:])
-    if isinstance(v, S.Mask):
-        return S.mask_expand(v, axis)
-    return None
-
-
-def _h_broadcast(ev, fr, op, ops, rtype):
-    v = fr.env.get(ops[0]) if ops else None
-    if isinstance(v, S.Mask):
-        return v
-    src = fr.type(ops[0]) if ops else None
-    if isinstance(v, S.TAff) and type(src) is TensorType and len(src.shape) == _rank(rtype):
-        # a size-1 axis takes one lane index only; its stride no longer matters
-        return S.TAff(v.c, tuple(0 if d == 1 else k for d, k in zip(src.shape, v.strides)))
-    return None
-
-
-def _h_identity(ev, fr, op, ops, rtype):
-    v = fr.env.get(ops[0]) if ops else None
-    if isinstance(v, S.Mask):
-        # i1 -> i1 keeps a mask; widening a mask makes 0/1 integers we do not track
-        return v if tinfo(rtype).elem_bytes == 1 and _rank(rtype) else None
-    return v
-
-
-def _h_trunci(ev, fr, op, ops, rtype):
-    v = fr.env.get(ops[0]) if ops else None
-    e = rtype.element if type(rtype) is TensorType else rtype
-    bits = e.bits if isinstance(e, ScalarType) else 0
-    if type(v) is int and bits:
-        v &= (1 << bits) - 1
-        return v - (1 << bits) if bits > 1 and v >= 1 << (bits - 1) else v
-    return v if bits > 1 else None
-
-
-def _h_cmpi(ev, fr, op, ops, rtype):
-    pred = _predicate(op)
-    if pred is None or len(ops) != 2:
-        return None
-    a, b = fr.env.get(ops[0]), fr.env.get(ops[1])
-    if type(a) is int and type(b) is int:
-        return _cmp_int(pred, a, b)
-    rank = _rank(rtype)
-    if pred == "ne":
-        r = _binary_int(lambda x, y: _cmp_int(pred, x, y), a, b)
-        if not isinstance(r, S.TAff):
-            return None
-        return S.Mask(()) if r.c == 1 else S.Mask(((1, ()),))
-    ta, tb = _tensor(a, rank), _tensor(b, rank)
-    if ta is None or tb is None:
-        return None
-    m = S.compare(pred, ta, tb)
-    if m is not None and rank == 0 and m.exact:
-        if not m.atoms:
-            return 1
-        if len(m.atoms) == 1 and m.atoms[0] == (1, ()):
-            return 0
-    return m
-
-
-def _h_andi(ev, fr, op, ops, rtype):
-    if len(ops) != 2:
-        return None
-    a, b = fr.env.get(ops[0]), fr.env.get(ops[1])
-    if isinstance(a, S.Mask) or isinstance(b, S.Mask):
-        if a == 0 or b == 0:
-            return 0 if _rank(rtype) == 0 else S.Mask(((1, ()),))
-        ma = a if isinstance(a, S.Mask) else (S.Mask(()) if a == 1 else None)
-        mb = b if isinstance(b, S.Mask) else (S.Mask(()) if b == 1 else None)
-        return S.mask_and(ma, mb)
-    if type(a) is int and type(b) is int:
-        return a & b
-    return _binary_int(lambda x, y: x & y, a, b)
-
-
-def _h_select(ev, fr, op, ops, rtype):
-    if len(ops) != 3:
-        return None
-    c, a, b = (fr.env.get(o) for o in ops)
-    if type(c) is int:
-        return a if c else b
-    return a if a is not None and a == b else None
-
-
-def _h_make_tensor_ptr(ev, fr, op, ops, rtype):
-    # operands: base, shape (rank), strides (rank), offsets (rank)
-    rank = (len(ops) - 1) // 3
-    if rank < 1 or len(ops) != 1 + 3 * rank:
-        return None
-    vals = [_num(fr.env.get(o)) for o in ops]
-    return BlockPtr(tuple(vals[1 : 1 + rank]), tuple(vals[1 + 2 * rank :]))
-
-
-def _h_advance(ev, fr, op, ops, rtype):
-    ptr = fr.env.get(ops[0]) if ops else None
-    if not isinstance(ptr, BlockPtr) or len(ops) - 1 != len(ptr.offsets):
-        return None
-    deltas = [_num(fr.env.get(o)) for o in ops[1:]]
-    return BlockPtr(ptr.shape, tuple(S.add(a, d) for a, d in zip(ptr.offsets, deltas)))
-
-
-_HANDLERS = {
-    "tt.make_tensor_ptr": _h_make_tensor_ptr,
-    "tt.advance": _h_advance,
-    "arith.addi": _h_add,
-    "arith.subi": _h_sub,
-    "arith.muli": _h_mul,
-    "tt.make_range": _h_make_range,
-    "tt.splat": _h_splat,
-    "tt.get_program_id": _h_program_id,
-    "tt.get_num_programs": _h_num_programs,
-    "tt.expand_dims": _h_expand_dims,
-    "tt.broadcast": _h_broadcast,
-    "arith.trunci": _h_trunci,
-    "arith.cmpi": _h_cmpi,
-    "arith.andi": _h_andi,
-    "arith.select": _h_select,
-}
-for _name in _IDENTITY_CASTS:
-    _HANDLERS[_name] = _h_identity
-
-
-def _abstract(ev: Evaluator, fr: _Frame, op: Operation, name: str, ops: list, rtype):
-    """Abstract value of a pure op's (first) result: int, Aff, TAff, Mask or None."""
-    h = _HANDLERS.get(name)
-    if h is not None:
-        return h(ev, fr, op, ops, rtype)
-    fn = _INT_FNS.get(name)
-    if fn is not None and len(ops) == 2:
-        return _binary_int(fn, fr.env.get(ops[0]), fr.env.get(ops[1]))
-    return None
-
-
-# ---------------------------------------------------------------- register pressure
-
-
-def _pressure(fi: FuncInfo, block: Block) -> tuple:
-    """(peak live bytes, max tensor elements, its dim 0, its dim 1, max rank)
-    over the live values of the function whose body is ``block``."""
-    tiles = [0, 1, 1, 0]  # max elems, dim0, dim1, rank
-    peak = _peak_live(fi, block, 0, tiles)
-    return (peak, tiles[0], tiles[1], tiles[2], tiles[3])
-
-
-def _peak_live(fi: FuncInfo, block: Block, outer: int, tiles: list) -> int:
-    """Largest sum of bytes of simultaneously live tensor values while ``block``
-    runs, plus ``outer`` (what enclosing blocks keep alive meanwhile); also
-    records the largest tensor shape in ``tiles``."""
-    live, dup, alias, const = fi.live, fi.dup, fi.alias, fi.const
-    opnd, nested, res, types = fi.opnd, fi.nested, fi.res, fi.types
-    ops = [op for op in block.operations if (id(op) in live and id(op) not in dup) or op.name in TERMINATORS]
-    last: dict = {}
-    for i, op in enumerate(ops):
-        for k in opnd[id(op)]:
-            last[alias.get(k, k)] = i
-        inner = nested.get(id(op))
-        if inner:
-            for k in inner:
-                last[alias.get(k, k)] = i
-    running = outer
-    dies: dict[int, int] = {}
-    for key in fi.bargs.get(id(block), ()):
-        b = tinfo(types[key]).value_bytes
-        if b:
-            running += b
-            j = last.get(key, -1)
-            dies[j] = dies.get(j, 0) + b
-    running -= dies.pop(-1, 0)
-    peak = running
-    for i, op in enumerate(ops):
-        for region in op.regions:
-            for inner_block in region.blocks[:1]:
-                peak = max(peak, _peak_live(fi, inner_block, running, tiles))
-        for r in res[id(op)]:
-            t = types[r]
-            if type(t) is not TensorType:
-                continue
-            info = tinfo(t)
-            if info.numel > tiles[0]:
-                tiles[0] = info.numel
-                tiles[1] = t.shape[0] if t.shape else 1
-                tiles[2] = t.shape[1] if len(t.shape) > 1 else 1
-            tiles[3] = max(tiles[3], info.rank)
-            # constants are rematerialized where used, not held
-            b = info.value_bytes if r not in const else 0
-            if b:
-                running += b
-                j = last.get(r, i)
-                dies[j] = dies.get(j, 0) + b
-        peak = max(peak, running)
-        running -= dies.pop(i, 0)
-    return peak

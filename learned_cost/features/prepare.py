@@ -1,0 +1,444 @@
+"""Binding-independent preparation of a TTIR function for the evaluator.
+
+Everything here depends on the module only: unique keys for SSA values (MLIR
+reuses names in sibling regions), liveness (dead code removal), value
+numbering and constant folding, per-block evaluation plans, and register /
+UB pressure with the tile shapes. :func:`prepared` computes it once per
+function object, so a module evaluated with many bindings is prepared once.
+"""
+
+from __future__ import annotations
+
+import weakref
+
+from ..ttir.ir import (
+    Block,
+    Function,
+    OpaqueType,
+    Operation,
+    PointerType,
+    ScalarType,
+    TensorType,
+)
+from .optable import EW_CLASSES, OP_CLASS, SIDE_EFFECT_OPS, TERMINATORS
+
+PURE_CLASSES = frozenset(EW_CLASSES) | {"layout", "free"}
+STOP_OPS = TERMINATORS | {"tt.return", "func.return"}
+_CALL_OPS = frozenset(name for name, cls in OP_CLASS.items() if cls == "call")
+
+
+class TypeInfo:
+    """What the evaluator needs to know about a type, computed once per type object."""
+
+    __slots__ = ("dtype", "elem_bytes", "is_float", "numel", "rank", "ref", "value_bytes")
+
+    def __init__(self, t):
+        self.ref = t  # keeps the object alive, so its id is not reused while cached
+        e = t.element if isinstance(t, TensorType) else t
+        self.numel = t.numel if isinstance(t, TensorType) else 1
+        self.rank = len(t.shape) if isinstance(t, TensorType) else 0
+        if isinstance(e, PointerType):
+            self.elem_bytes, self.is_float, self.dtype = 8, False, "int"
+        elif isinstance(e, ScalarType):
+            bits = e.bits
+            self.elem_bytes = max(1, bits // 8)
+            self.is_float = e.is_float
+            if not e.is_float:
+                self.dtype = "int"
+            elif bits == 32 or e.name == "tf32":
+                self.dtype = "f32"
+            elif bits == 16:
+                self.dtype = "f16"
+            elif bits == 8:
+                self.dtype = "f8"
+            else:
+                self.dtype = "other"
+        else:
+            self.elem_bytes, self.is_float, self.dtype = 4, False, "other"
+        # register / UB footprint: data and index tensors; pointer tensors and
+        # scalars are left out (backends rebuild addresses from base + offsets)
+        tensor_data = isinstance(t, TensorType) and not isinstance(e, PointerType)
+        self.value_bytes = self.numel * self.elem_bytes if tensor_data else 0
+
+
+_NO_TYPE = TypeInfo(OpaqueType(""))
+_TYPE_INFO: dict[int, TypeInfo] = {}
+
+
+def tinfo(t) -> TypeInfo:
+    """Cached :class:`TypeInfo` of ``t`` (parsers memoize type objects, so the
+    cache stays small; it is bounded anyway)."""
+    if t is None:
+        return _NO_TYPE
+    info = _TYPE_INFO.get(id(t))
+    if info is None or info.ref is not t:
+        info = TypeInfo(t)
+        if len(_TYPE_INFO) > 65536:
+            _TYPE_INFO.clear()
+        _TYPE_INFO[id(t)] = info
+    return info
+
+
+class FuncInfo:
+    """Per-function index: definitions, types, parents, liveness, tiles.
+
+    MLIR reuses SSA names in sibling regions (two loops may both define
+    ``%16``), so every definition gets a unique integer key, and operands are
+    resolved to keys once, with the scoping rules of the text. Everything here
+    depends on the module only, not on bindings, so it is computed once per
+    function object (see :func:`prepared`).
+    """
+
+    __slots__ = (
+        "__weakref__", "alias", "arg_keys", "bargs", "const", "defs", "dup", "has_side_effects", "live", "name",
+        "nested", "opnd", "ops", "parent", "plans", "res", "tiles", "types",
+    )
+
+    def __init__(self, fn: Function):
+        self.name = fn.name
+        self.defs: list[tuple] = []  # key -> ("res", op, index) | ("arg", owner op or None, region, index)
+        self.types: list[object] = []  # key -> type
+        self.opnd: dict[int, list] = {}  # id(op) -> operand keys (None: undefined name)
+        self.res: dict[int, list[int]] = {}  # id(op) -> result keys
+        self.nested: dict[int, list] = {}  # id(op) -> keys used anywhere inside its regions
+        self.bargs: dict[int, list[int]] = {}  # id(block) -> argument keys
+        self.parent: dict[int, Operation | None] = {}
+        self.ops: list[Operation] = []
+        self.live: set[int] = set()
+        self.has_side_effects = False
+        self.tiles: tuple | None = None  # (peak bytes, max elems, dim0, dim1, max rank) of live values
+        self.plans: dict[int, list] = {}  # id(block) -> its live ops, see plan()
+        self.alias: dict[int, int] = {}  # key of a duplicate op's result -> the original's
+        self.const: set[int] = set()  # keys of constants and of values folded from them
+        self.dup: set[int] = set()  # id(op) of ops identical to an earlier visible one
+        visible: dict[str, int] = {}
+        self.arg_keys = []
+        for i, (name, t) in enumerate(fn.arguments):
+            visible[name] = len(self.defs)
+            self.arg_keys.append(len(self.defs))
+            self.defs.append(("arg", None, 0, i))
+            self.types.append(t)
+        for block in blocks_to_walk(fn.body):
+            self._index_block(block, None, visible, None)
+
+    def _index_block(self, block: Block, parent: Operation | None, visible: dict, undo: list | None) -> list:
+        """Index ``block``; returns every key used in it (nested regions included)."""
+        parents, ops_list, opnd, res = self.parent, self.ops, self.opnd, self.res
+        defs, types = self.defs, self.types
+        used: list = []
+        for op in block.operations:
+            oid = id(op)
+            parents[oid] = parent
+            ops_list.append(op)
+            keys = [visible.get(o) for o in op.operands]
+            opnd[oid] = keys
+            used.extend(keys)
+            if op.regions:
+                inner_used: list = []
+                for ri, region in enumerate(op.regions):
+                    for block_ in region.blocks[:1]:
+                        inner_undo: list = []
+                        args = []
+                        for ai, (name, t) in enumerate(block_.arguments):
+                            k = len(defs)
+                            defs.append(("arg", op, ri, ai))
+                            types.append(t)
+                            inner_undo.append((name, visible.get(name)))
+                            visible[name] = k
+                            args.append(k)
+                        self.bargs[id(block_)] = args
+                        inner_used.extend(self._index_block(block_, op, visible, inner_undo))
+                        # leaving the region: its names go out of scope
+                        for name, prev in reversed(inner_undo):
+                            if prev is None:
+                                visible.pop(name, None)
+                            else:
+                                visible[name] = prev
+                self.nested[oid] = inner_used
+                used.extend(inner_used)
+            rtypes = op.result_types
+            ks = []
+            for i, r in enumerate(op.results):
+                k = len(defs)
+                defs.append(("res", op, i))
+                types.append(rtypes[i] if i < len(rtypes) else None)
+                if undo is not None:
+                    undo.append((r, visible.get(r)))
+                visible[r] = k
+                ks.append(k)
+            res[oid] = ks
+        return used
+
+
+_PREPARED: dict[int, tuple] = {}
+
+
+def prepared(fn: Function, callee_effects) -> FuncInfo:
+    """The :class:`FuncInfo` of ``fn`` with liveness, computed once per function
+    object while it lives (a module reused for many bindings is indexed once)."""
+    hit = _PREPARED.get(id(fn))
+    if hit is not None and hit[0]() is fn:
+        return hit[1]
+    fi = FuncInfo(fn)
+    _liveness(fi, callee_effects)
+    for block in blocks_to_walk(fn.body):
+        _value_numbering(fi, block, {}, [])
+    key = id(fn)
+    try:
+        ref = weakref.ref(fn, lambda _r: _PREPARED.pop(key, None))
+    except TypeError:  # an object without weak references: do not cache
+        return fi
+    if len(_PREPARED) > 4096:
+        _PREPARED.clear()
+    _PREPARED[key] = (ref, fi)
+    return fi
+
+
+def blocks_to_walk(region) -> list[Block]:
+    """The entry block plus blocks some branch targets (unreachable ones such
+    as ``^bb1:  // no predecessors`` after a return are skipped)."""
+    blocks = region.blocks
+    if len(blocks) <= 1:
+        return list(blocks)
+    targets = set()
+    for b in blocks:
+        for op in b.operations:
+            for s in op.successors:
+                targets.add(s.lstrip("^").split("(")[0])
+    return [blocks[0]] + [b for b in blocks[1:] if b.label and b.label.lstrip("^") in targets]
+
+
+def plan(fi: FuncInfo, block: Block) -> list:
+    """The steps of ``block`` for the evaluator: its live ops as
+    (op, kind, entry) with kind "pure" | "term" | a cost class; pure ops carry
+    (cost class, operand keys, result keys, value-numbering signature, type)."""
+    live = fi.live
+    steps = []
+    for op in block.operations:
+        name = op.name
+        if name in STOP_OPS:
+            steps.append((op, "term", None))
+            continue
+        oid = id(op)
+        if oid not in live:
+            continue
+        if oid in fi.dup:
+            continue  # its results are aliases of an earlier op's
+        cls = OP_CLASS.get(name)
+        if cls in PURE_CLASSES and not op.regions:
+            rtype = op.result_types[0] if op.result_types else None
+            alias = fi.alias
+            ops = [alias.get(k, k) for k in fi.opnd[oid]]
+            res = fi.res[oid]
+            folded = bool(res) and res[0] in fi.const
+            steps.append((op, "pure", (cls, ops, res, folded, rtype)))
+        else:
+            steps.append((op, cls, None))
+    fi.plans[id(block)] = steps
+    return steps
+
+
+def _value_numbering(fi: FuncInfo, block: Block, table: dict, scope: list) -> None:
+    """Common subexpressions and constant folding over the live ops, as the
+    optimizer's CSE and canonicalization would do: an op identical (name,
+    attributes, result type, operands after aliasing) to one visible earlier
+    in an enclosing block becomes an alias of it (``fi.dup``, ``fi.alias``);
+    results of pure ops whose operands are all constants join ``fi.const``."""
+    live, alias, const, opnd, res = fi.live, fi.alias, fi.const, fi.opnd, fi.res
+    for op in block.operations:
+        oid = id(op)
+        if oid not in live:
+            continue
+        if op.regions:
+            for region in op.regions:
+                for inner in region.blocks[:1]:
+                    added: list = []
+                    _value_numbering(fi, inner, table, added)
+                    for key in added:  # leaving the region: its values go out of scope
+                        table.pop(key, None)
+            continue
+        name = op.name
+        if OP_CLASS.get(name) not in PURE_CLASSES:
+            continue
+        ops = tuple(alias.get(k, k) for k in opnd[oid])
+        rtype = op.result_types[0] if op.result_types else None
+        # types are compared by identity: parsers share equal type objects
+        key = (
+            name,
+            ops,
+            id(rtype),
+            tuple(op.attributes.items()) if op.attributes else (),
+            tuple(op.properties.items()) if op.properties else (),
+        )
+        results = res[oid]
+        prev = table.get(key)
+        if prev is not None:
+            fi.dup.add(oid)
+            for r, p in zip(results, prev):
+                alias[r] = p
+            continue
+        table[key] = results
+        scope.append(key)
+        if name == "arith.constant" or (ops and all(o in const for o in ops)):
+            const.update(results)
+
+
+def _terminator(region) -> Operation | None:
+    if not region.blocks or not region.blocks[0].operations:
+        return None
+    last = region.blocks[0].operations[-1]
+    return last if last.name in TERMINATORS else None
+
+
+_SELECTIVE = ("scf.for", "scf.if")  # region ops whose results are live one by one
+
+
+def _liveness(fi: FuncInfo, callee_effects) -> None:
+    """Mark the ops whose work is observable (see module docstring).
+
+    Backward from the roots (stores, atomics, returns, calls with effects,
+    unknown ops without results): an op is live if a live op uses one of its
+    results or it encloses a live op. ``scf.for`` / ``scf.if`` results are
+    tracked one by one, so a loop-carried value nobody reads stays dead.
+    """
+    live = fi.live
+    defs, opnd, parents = fi.defs, fi.opnd, fi.parent
+    live_vals: set = set()
+    op_work: list[Operation] = []
+    val_work: list = []
+
+    effects = False
+    for op in fi.ops:
+        name = op.name
+        if name in SIDE_EFFECT_OPS:
+            effects = effects or name not in ("tt.return", "func.return")
+        elif name in _CALL_OPS:
+            if not callee_effects(op):
+                continue
+            effects = True
+        elif op.results or name in TERMINATORS or name in OP_CLASS:
+            continue
+        else:
+            effects = True  # unknown op without results: assume it acts on memory
+        live.add(id(op))
+        op_work.append(op)
+    fi.has_side_effects = effects
+
+    def yield_live(op: Operation, idx: int) -> None:
+        for region in op.regions:
+            term = _terminator(region)
+            if term is not None and idx < len(term.operands):
+                live.add(id(term))
+                v = opnd[id(term)][idx]
+                if v is not None and v not in live_vals:
+                    live_vals.add(v)
+                    val_work.append(v)
+
+    while op_work or val_work:
+        while op_work:
+            op = op_work.pop()
+            oid = id(op)
+            parent = parents.get(oid)
+            if parent is not None and id(parent) not in live:
+                live.add(id(parent))
+                op_work.append(parent)
+            name = op.name
+            if name in _SELECTIVE:
+                used = opnd[oid][:3] if name == "scf.for" else opnd[oid][:1]
+            elif name == "scf.yield" and parent is not None and parent.name in _SELECTIVE:
+                continue  # operands become live one by one, through the parent's results
+            else:
+                used = opnd[oid]
+                if op.regions:
+                    for region in op.regions:
+                        term = _terminator(region)
+                        if term is not None and id(term) not in live:
+                            live.add(id(term))
+                            op_work.append(term)
+            for v in used:
+                if v is not None and v not in live_vals:
+                    live_vals.add(v)
+                    val_work.append(v)
+        while val_work:
+            d = defs[val_work.pop()]
+            owner = d[1]
+            if owner is None:
+                continue  # a function argument
+            if id(owner) not in live:
+                live.add(id(owner))
+                op_work.append(owner)
+            name = owner.name
+            if name not in _SELECTIVE:
+                continue
+            if d[0] == "res":
+                idx = d[2]
+            elif name == "scf.for" and d[3] >= 1:
+                idx = d[3] - 1  # an iter_arg: carried from init and from the yield
+            else:
+                continue
+            if name == "scf.for":
+                ops = opnd[id(owner)]
+                if 3 + idx < len(ops):
+                    v = ops[3 + idx]
+                    if v is not None and v not in live_vals:
+                        live_vals.add(v)
+                        val_work.append(v)
+            yield_live(owner, idx)
+
+
+def pressure(fi: FuncInfo, block: Block) -> tuple:
+    """(peak live bytes, max tensor elements, its dim 0, its dim 1, max rank)
+    over the live values of the function whose body is ``block``."""
+    tiles = [0, 1, 1, 0]  # max elems, dim0, dim1, rank
+    peak = _peak_live(fi, block, 0, tiles)
+    return (peak, tiles[0], tiles[1], tiles[2], tiles[3])
+
+
+def _peak_live(fi: FuncInfo, block: Block, outer: int, tiles: list) -> int:
+    """Largest sum of bytes of simultaneously live tensor values while ``block``
+    runs, plus ``outer`` (what enclosing blocks keep alive meanwhile); also
+    records the largest tensor shape in ``tiles``."""
+    live, dup, alias, const = fi.live, fi.dup, fi.alias, fi.const
+    opnd, nested, res, types = fi.opnd, fi.nested, fi.res, fi.types
+    ops = [op for op in block.operations if (id(op) in live and id(op) not in dup) or op.name in TERMINATORS]
+    last: dict = {}
+    for i, op in enumerate(ops):
+        for k in opnd[id(op)]:
+            last[alias.get(k, k)] = i
+        inner = nested.get(id(op))
+        if inner:
+            for k in inner:
+                last[alias.get(k, k)] = i
+    running = outer
+    dies: dict[int, int] = {}
+    for key in fi.bargs.get(id(block), ()):
+        b = tinfo(types[key]).value_bytes
+        if b:
+            running += b
+            j = last.get(key, -1)
+            dies[j] = dies.get(j, 0) + b
+    running -= dies.pop(-1, 0)
+    peak = running
+    for i, op in enumerate(ops):
+        for region in op.regions:
+            for inner_block in region.blocks[:1]:
+                peak = max(peak, _peak_live(fi, inner_block, running, tiles))
+        for r in res[id(op)]:
+            t = types[r]
+            if type(t) is not TensorType:
+                continue
+            info = tinfo(t)
+            if info.numel > tiles[0]:
+                tiles[0] = info.numel
+                tiles[1] = t.shape[0] if t.shape else 1
+                tiles[2] = t.shape[1] if len(t.shape) > 1 else 1
+            tiles[3] = max(tiles[3], info.rank)
+            # constants are rematerialized where used, not held
+            b = info.value_bytes if r not in const else 0
+            if b:
+                running += b
+                j = last.get(r, i)
+                dies[j] = dies.get(j, 0) + b
+        peak = max(peak, running)
+        running -= dies.pop(i, 0)
+    return peak
