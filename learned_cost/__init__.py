@@ -8,7 +8,7 @@ from __future__ import annotations
 
 __version__ = "0.1.0"
 
-__all__ = ["costmodel_bench", "__version__"]
+__all__ = ["costmodel_bench", "autotune", "__version__"]
 
 
 def __getattr__(name: str):
@@ -17,4 +17,9 @@ def __getattr__(name: str):
         from .api import costmodel_bench
 
         return costmodel_bench
+    if name == "autotune":
+        # The subpackage is callable: learned_cost.autotune(configs, key, ...).
+        import importlib
+
+        return importlib.import_module(".autotune", __name__)
     raise AttributeError(f"module 'learned_cost' has no attribute {name!r}")
