@@ -25,6 +25,7 @@ from .optable import EW_CLASSES, OP_CLASS, SIDE_EFFECT_OPS, TERMINATORS
 PURE_CLASSES = frozenset(EW_CLASSES) | {"layout", "free"}
 STOP_OPS = TERMINATORS | {"tt.return", "func.return"}
 _CALL_OPS = frozenset(name for name, cls in OP_CLASS.items() if cls == "call")
+_PURE_OPS = frozenset(name for name, cls in OP_CLASS.items() if cls in PURE_CLASSES)
 
 
 class TypeInfo:
@@ -130,7 +131,7 @@ class FuncInfo:
             oid = id(op)
             parents[oid] = parent
             ops_list.append(op)
-            keys = [visible.get(o) for o in op.operands]
+            keys = list(map(visible.get, op.operands))
             opnd[oid] = keys
             used.extend(keys)
             if op.regions:
@@ -258,9 +259,9 @@ def _value_numbering(fi: FuncInfo, block: Block, table: dict, scope: list) -> No
                         table.pop(key, None)
             continue
         name = op.name
-        if OP_CLASS.get(name) not in PURE_CLASSES:
+        if name not in _PURE_OPS:
             continue
-        ops = tuple(alias.get(k, k) for k in opnd[oid])
+        ops = tuple(map(alias.get, opnd[oid], opnd[oid])) if alias else tuple(opnd[oid])
         rtype = op.result_types[0] if op.result_types else None
         # types are compared by identity: parsers share equal type objects
         key = (
@@ -279,7 +280,7 @@ def _value_numbering(fi: FuncInfo, block: Block, table: dict, scope: list) -> No
             continue
         table[key] = results
         scope.append(key)
-        if name == "arith.constant" or (ops and all(o in const for o in ops)):
+        if name == "arith.constant" or (ops and const.issuperset(ops)):
             const.update(results)
 
 
@@ -403,12 +404,13 @@ def _peak_live(fi: FuncInfo, block: Block, outer: int, tiles: list) -> int:
     ops = [op for op in block.operations if (id(op) in live and id(op) not in dup) or op.name in TERMINATORS]
     last: dict = {}
     for i, op in enumerate(ops):
-        for k in opnd[id(op)]:
-            last[alias.get(k, k)] = i
+        used = opnd[id(op)]
         inner = nested.get(id(op))
         if inner:
-            for k in inner:
-                last[alias.get(k, k)] = i
+            used = used + inner
+        if alias:
+            used = map(alias.get, used, used)
+        last.update(dict.fromkeys(used, i))
     running = outer
     dies: dict[int, int] = {}
     for key in fi.bargs.get(id(block), ()):
