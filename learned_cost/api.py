@@ -42,7 +42,10 @@ prediction that rests on estimates (default grid, unresolved loop trip counts)
 issues one ``EstimateWarning`` (a ``RuntimeWarning`` subclass) listing them.
 
 Lists are evaluated by a thread pool; the worker count is the ``workers``
-argument, else ``LEARNED_COST_WORKERS``, else ``min(4, cpu count)``. Results
+argument, else ``LEARNED_COST_WORKERS``, else ``default_workers()``: 1 on
+an interpreter with the GIL (feature evaluation is pure Python, so threads
+only add contention: measured slower on 2 cores), ``min(4, cpu count)`` on
+a free-threaded one. Results
 are identical to evaluating the items one by one, warnings are issued in item
 order from the calling thread, and a later item with the same config
 overwrites an earlier one (as a dict built in a loop would).
@@ -55,6 +58,7 @@ from __future__ import annotations
 
 import math
 import os
+import sys
 import threading
 import warnings
 from collections.abc import Hashable, Mapping, Sequence
@@ -447,10 +451,16 @@ def _emit(pred: Prediction, stacklevel: int) -> None:
         )
 
 
+def default_workers() -> int:
+    """1 with the GIL, else min(4, cpu count)."""
+    gil = getattr(sys, "_is_gil_enabled", lambda: True)()
+    return 1 if gil else max(1, min(4, os.cpu_count() or 1))
+
+
 def resolve_workers(workers: Any = None) -> tuple[int, str | None]:
     """(worker count, problem or None): argument, else LEARNED_COST_WORKERS,
-    else min(4, cpu count)."""
-    default = max(1, min(4, os.cpu_count() or 1))
+    else ``default_workers()``."""
+    default = default_workers()
     src, value = "workers", workers
     if value is None:
         env = os.environ.get("LEARNED_COST_WORKERS", "").strip()

@@ -274,7 +274,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("inputs", nargs="+", help="TTIR files, or .jsonl files of items")
     _add_item_args(p)
     p.add_argument("--model", choices=("auto", "analytic", "learned"), default=None, help="force a model")
-    p.add_argument("--workers", type=int, default=None, help="threads (default: LEARNED_COST_WORKERS or min(4, cpus))")
+    p.add_argument("--workers", type=int, default=None, help="threads (default: LEARNED_COST_WORKERS, else 1 with the GIL)")
     p.add_argument("--json", action="store_true", help="JSON list in input order instead of a table")
     p.add_argument("--with-features", action="store_true", help="with --json: include the feature vectors")
     p.set_defaults(func=cmd_predict)
