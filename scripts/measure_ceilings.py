@@ -33,7 +33,6 @@ def main(argv=None) -> int:
 
     import torch
     import triton
-    import triton.language as tl
     from triton.testing import do_bench
 
     dev = torch.device("cuda")
@@ -52,7 +51,7 @@ def main(argv=None) -> int:
     n = int(a.copy_gib * 2**30) // 2
     src = torch.randn(n, dtype=torch.float16, device=dev)
     dst = torch.empty_like(src)
-    ms = do_bench(lambda: dst.copy_(src), warmup=25, rep=200, return_mode="median")
+    ms = do_bench(lambda src=src, dst=dst: dst.copy_(src), warmup=25, rep=200, return_mode="median")
     res["copy_bandwidth_GBps"] = 2 * src.numel() * 2 / (ms * 1e-3) / 1e9
     res["copy_bytes_each_way"] = src.numel() * 2
     del src, dst
@@ -64,7 +63,7 @@ def main(argv=None) -> int:
         torch.backends.cuda.matmul.allow_tf32 = tf32
         x = torch.randn(s, s, device=dev, dtype=dt)
         y = torch.randn(s, s, device=dev, dtype=dt)
-        ms = do_bench(lambda: torch.matmul(x, y), warmup=25, rep=300, return_mode="median")
+        ms = do_bench(lambda x=x, y=y: torch.matmul(x, y), warmup=25, rep=300, return_mode="median")
         res[f"matmul_{name}_TFLOPs"] = flops / (ms * 1e-3) / 1e12
         del x, y
     torch.backends.cuda.matmul.allow_tf32 = False

@@ -24,7 +24,7 @@ def _run(args, timeout=120, wait=True):
     cmd = [sys.executable, "-m", "learned_cost.collect", *BASE, *args]
     if not wait:
         return subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-    p = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=timeout)
+    p = subprocess.run(cmd, check=False, env=env, capture_output=True, text=True, timeout=timeout)
     assert p.returncode == 0, p.stdout + p.stderr
     return p.stdout + p.stderr
 
