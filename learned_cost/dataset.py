@@ -68,6 +68,9 @@ class ProfileStore:
 
     def __post_init__(self) -> None:
         self.root = Path(self.root)
+        # Digests already on disk, read once per store object: appending to a
+        # large store must not re-read every TTIR chunk on each write.
+        self._known: set[str] | None = None
 
     # ------------------------------------------------------------ writing
     def append_rows(self, rows: Iterable[Mapping]) -> Path | None:
@@ -89,7 +92,9 @@ class ProfileStore:
         """Store TTIR texts (location-stripped) not yet stored; returns
         {digest: normalized text} of what was given. ``texts`` is an iterable
         of raw texts or of (stage, text) pairs."""
-        known = self.known_digests()
+        if self._known is None:
+            self._known = self.known_digests()
+        known = self._known
         out: dict[str, str] = {}
         recs = []
         items = texts.items() if isinstance(texts, Mapping) else texts
@@ -111,7 +116,7 @@ class ProfileStore:
 
     def _write(self, table: pa.Table, prefix: str) -> Path:
         self.root.mkdir(parents=True, exist_ok=True)
-        name = f"{prefix}-{pd.Timestamp.utcnow().strftime('%Y%m%dT%H%M%S')}-{uuid.uuid4().hex[:8]}.parquet"
+        name = f"{prefix}-{pd.Timestamp.now('UTC').strftime('%Y%m%dT%H%M%S')}-{uuid.uuid4().hex[:8]}.parquet"
         final = self.root / name
         tmp = self.root / (name + ".tmp")
         pq.write_table(table, tmp, compression="zstd", compression_level=9)
