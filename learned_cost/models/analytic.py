@@ -99,8 +99,14 @@ class AnalyticBreakdown:
         return asdict(self)
 
 
-def _get(fv: FeatureVector, name: str) -> float:
-    v = fv[name]
+def _get(values: dict, name: str) -> float:
+    # the vector's dict directly: names here are schema names (tested), and a
+    # non-numeric value reads as 0 like NaN or a negative one
+    v = values.get(name, 0.0)
+    try:
+        v = float(v)
+    except (TypeError, ValueError):
+        return 0.0
     return v if math.isfinite(v) and v > 0 else 0.0
 
 
@@ -111,7 +117,11 @@ def _padded(x: float, tile: int) -> float:
 def analytic_breakdown(features: FeatureVector, profile: HardwareProfile) -> AnalyticBreakdown:
     """All terms of the roofline estimate (formulas in the module docstring)."""
     f = features
-    g = lambda name: _get(f, name)
+    values = f.values
+
+    def g(name: str) -> float:
+        return _get(values, name)
+
     clock = profile.clock_mhz  # cycles per µs
 
     programs = g("programs")

@@ -47,6 +47,9 @@ _LOCK = threading.Lock()
 _CHOSEN: dict[tuple[str, str, str], CostModel] = {}
 _WARNED: set[str] = set()
 _ANALYTIC = AnalyticModel()
+_PKG = Path(__file__).resolve().parents[1]  # .../learned_cost
+# The repository's models/ folder (next to the package), then one inside it.
+_PACKAGE_DIRS = (_PKG.parent / "models", _PKG / "_models")
 
 
 def model_search_dirs(model_dir: str | os.PathLike | None = None) -> list[Path]:
@@ -57,9 +60,7 @@ def model_search_dirs(model_dir: str | os.PathLike | None = None) -> list[Path]:
     env = os.environ.get("LEARNED_COST_MODEL_DIR", "").strip()
     if env:
         dirs.append(Path(env).expanduser())
-    pkg = Path(__file__).resolve().parents[1]  # .../learned_cost
-    dirs.append(pkg.parent / "models")
-    dirs.append(pkg / "_models")
+    dirs.extend(_PACKAGE_DIRS)
     return dirs
 
 

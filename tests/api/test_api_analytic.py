@@ -130,3 +130,16 @@ def test_unresolved_loop_estimates_stay_finite():
     f = vec(unresolved_loops=1, loop_trip_total=1e15, load_bytes=1e18, ew_simple_elems=1e18)
     v = analytic_latency_us(f, p)
     assert math.isfinite(v) and v > 0
+
+
+def test_every_feature_the_model_reads_is_in_the_schema():
+    import inspect
+    import re
+
+    from learned_cost.models import analytic
+
+    src = inspect.getsource(analytic)
+    used = set(re.findall(r'g\("([a-z0-9_]+)"\)', src))
+    used |= {feat for _, feat in analytic._VECTOR_CLASSES + analytic._MATRIX_CLASSES}
+    assert len(used) > 20
+    assert used <= set(feature_names()), used - set(feature_names())
