@@ -361,3 +361,15 @@ def test_never_raises_on_arbitrary_items(item):
     assert lat == math.inf or (math.isfinite(lat) and lat > 0)
     if lat != math.inf:
         assert config is item["config"]
+
+
+def test_default_workers_follow_the_gil(monkeypatch):
+    import sys
+
+    from learned_cost.api import default_workers, resolve_workers
+
+    monkeypatch.setattr(sys, "_is_gil_enabled", lambda: True, raising=False)
+    assert default_workers() == 1 and resolve_workers() == (1, None)
+    monkeypatch.setattr(sys, "_is_gil_enabled", lambda: False, raising=False)
+    assert 1 <= default_workers() <= 4
+    assert resolve_workers(6) == (6, None)
