@@ -8,6 +8,10 @@
   (``torch.npu``; triton-ascend's driver makes ``do_bench`` time NPU
   streams). UNTESTED ON HARDWARE: nobody measuring this dataset had an
   Ascend device; it is written against the documented triton-ascend API.
+  The corpus' config spaces were made for NVIDIA GPUs: triton-ascend may
+  ignore ``num_warps``/``num_stages`` (configs differing only there would
+  then coincide) and limits grids, so expect failures to be recorded for
+  some configs, and add NPU-specific families before relying on the data.
 * ``interpreter``: ``TRITON_INTERPRET=1`` with CPU torch. Kernels run in
   the Triton interpreter on numpy; timing is wall clock and says nothing
   about any accelerator (hardware name ``interpreter-cpu``). TTIR is
