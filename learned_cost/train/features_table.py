@@ -153,9 +153,11 @@ def build_features_table(rows: pd.DataFrame, ttir: dict[str, str], profile, prog
         results = (_chunk_features(t) for t in tasks)
         pool = None
     else:
+        import multiprocessing as mp
         from concurrent.futures import ProcessPoolExecutor
 
-        pool = ProcessPoolExecutor(max_workers=jobs)
+        # spawn, not fork: forking a process that already ran OpenMP (LightGBM) can hang the child
+        pool = ProcessPoolExecutor(max_workers=jobs, mp_context=mp.get_context("spawn"))
         results = pool.map(_chunk_features, tasks)
     try:
         for m, x, d in _progress(results, len(tasks), progress, "features"):
