@@ -96,6 +96,15 @@ _BAD_CHARS = re.compile(r"[\x00-\x08\x0e-\x1f\x7f]")
 _ALLOWED_ASCII = bytes(range(0x20, 0x7F)) + b"\t\n\r\x0b\x0c"
 _REGION = "\x00region"  # placeholder token for a parsed region
 
+# The most common line of all, "%r = dialect.op %a, %b : <types>", with
+# single spaces and nothing but value names before the colon. One C-level
+# match replaces the token-by-token checks of the fast path; anything else
+# (attributes, keywords, constants, odd spacing) takes the fast path below.
+_PLAIN_OP = re.compile(
+    r"%([\w$.-]+) = ([A-Za-z_][\w$]*(?:\.[\w$]+)+) (%[\w$.#-]+(?:, %[\w$.#-]+)*)"
+    r" : ([^\s{}()\[\]\"%/]+(?: [^\s{}()\[\]\"%/]+)*)"
+).fullmatch
+
 Parsed = Union[Operation, Function]
 
 
@@ -280,6 +289,26 @@ class _Parser:
                     ops = block.operations
                 li += 1
                 continue
+            m = _PLAIN_OP(s)
+            if m is not None and "loc" not in s:
+                name = m.group(2)
+                tkey = m.group(4)
+                hit = _TYPE_KEY_CACHE.get((name, tkey, 1))
+                if hit is None and name not in _FUNC_OPS and name not in _MODULE_OPS:
+                    try:
+                        hit = _types_from_key(name, tkey, 1)
+                    except ValueError:
+                        hit = None  # the paths below report it with a position
+                if hit is not None and name not in _FUNC_OPS and name not in _MODULE_OPS:
+                    op = Operation(
+                        name, [m.group(1)], m.group(3).replace("%", "").split(", "),
+                        list(hit[1]), list(hit[0]), {}, {}, [], [], li + 1,
+                    )
+                    if name in _PROGRAM_AXIS_OPS:
+                        _finish(op, [])
+                    ops.append(op)
+                    li += 1
+                    continue
             # inlined fast path (see parse_op)
             if s[-1] != "{" and "(" not in s and '"' not in s and "[" not in s and "loc" not in s and "//" not in s:
                 op = simple_op(li, s)
