@@ -401,16 +401,26 @@ def _peak_live(fi: FuncInfo, block: Block, outer: int, tiles: list) -> int:
     records the largest tensor shape in ``tiles``."""
     live, dup, alias, const = fi.live, fi.dup, fi.alias, fi.const
     opnd, nested, res, types = fi.opnd, fi.nested, fi.res, fi.types
-    ops = [op for op in block.operations if (id(op) in live and id(op) not in dup) or op.name in TERMINATORS]
+    # one pass: the ops that hold values, and the last step using each key
+    ops: list = []
     last: dict = {}
-    for i, op in enumerate(ops):
-        used = opnd[id(op)]
-        inner = nested.get(id(op))
-        if inner:
-            used = used + inner
-        if alias:
-            used = map(alias.get, used, used)
-        last.update(dict.fromkeys(used, i))
+    i = 0
+    for op in block.operations:
+        oid = id(op)
+        if (oid in live and oid not in dup) or op.name in TERMINATORS:
+            used = opnd[oid]
+            if op.regions:
+                inner = nested.get(oid)
+                if inner:
+                    used = used + inner
+            if alias:
+                for k in used:
+                    last[alias.get(k, k)] = i
+            else:
+                for k in used:
+                    last[k] = i
+            ops.append((op, oid))
+            i += 1
     running = outer
     dies: dict[int, int] = {}
     for key in fi.bargs.get(id(block), ()):
@@ -421,11 +431,14 @@ def _peak_live(fi: FuncInfo, block: Block, outer: int, tiles: list) -> int:
             dies[j] = dies.get(j, 0) + b
     running -= dies.pop(-1, 0)
     peak = running
-    for i, op in enumerate(ops):
-        for region in op.regions:
-            for inner_block in region.blocks[:1]:
-                peak = max(peak, _peak_live(fi, inner_block, running, tiles))
-        for r in res[id(op)]:
+    for i, (op, oid) in enumerate(ops):
+        if op.regions:
+            for region in op.regions:
+                for inner_block in region.blocks[:1]:
+                    inner_peak = _peak_live(fi, inner_block, running, tiles)
+                    if inner_peak > peak:
+                        peak = inner_peak
+        for r in res[oid]:
             t = types[r]
             if type(t) is not TensorType:
                 continue
@@ -434,13 +447,16 @@ def _peak_live(fi: FuncInfo, block: Block, outer: int, tiles: list) -> int:
                 tiles[0] = info.numel
                 tiles[1] = t.shape[0] if t.shape else 1
                 tiles[2] = t.shape[1] if len(t.shape) > 1 else 1
-            tiles[3] = max(tiles[3], info.rank)
+            if info.rank > tiles[3]:
+                tiles[3] = info.rank
             # constants are rematerialized where used, not held
-            b = info.value_bytes if r not in const else 0
-            if b:
+            b = info.value_bytes
+            if b and r not in const:
                 running += b
                 j = last.get(r, i)
                 dies[j] = dies.get(j, 0) + b
-        peak = max(peak, running)
-        running -= dies.pop(i, 0)
+        if running > peak:
+            peak = running
+        if dies:
+            running -= dies.pop(i, 0)
     return peak
