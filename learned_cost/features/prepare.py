@@ -120,20 +120,24 @@ class FuncInfo:
             self.defs.append(("arg", None, 0, i))
             self.types.append(t)
         for block in blocks_to_walk(fn.body):
-            self._index_block(block, None, visible, None)
+            self._index_block(block, None, visible, None, None)
 
-    def _index_block(self, block: Block, parent: Operation | None, visible: dict, undo: list | None) -> list:
-        """Index ``block``; returns every key used in it (nested regions included)."""
+    def _index_block(
+        self, block: Block, parent: Operation | None, visible: dict, undo: list | None, used: list | None
+    ) -> None:
+        """Index ``block``; every key used in it (nested regions included) is
+        appended to ``used`` unless it is None (the function body)."""
         parents, ops_list, opnd, res = self.parent, self.ops, self.opnd, self.res
         defs, types = self.defs, self.types
-        used: list = []
+        get = visible.get
         for op in block.operations:
             oid = id(op)
             parents[oid] = parent
             ops_list.append(op)
-            keys = list(map(visible.get, op.operands))
+            keys = list(map(get, op.operands))
             opnd[oid] = keys
-            used.extend(keys)
+            if used is not None:
+                used += keys
             if op.regions:
                 inner_used: list = []
                 for ri, region in enumerate(op.regions):
@@ -144,11 +148,11 @@ class FuncInfo:
                             k = len(defs)
                             defs.append(("arg", op, ri, ai))
                             types.append(t)
-                            inner_undo.append((name, visible.get(name)))
+                            inner_undo.append((name, get(name)))
                             visible[name] = k
                             args.append(k)
                         self.bargs[id(block_)] = args
-                        inner_used.extend(self._index_block(block_, op, visible, inner_undo))
+                        self._index_block(block_, op, visible, inner_undo, inner_used)
                         # leaving the region: its names go out of scope
                         for name, prev in reversed(inner_undo):
                             if prev is None:
@@ -156,19 +160,33 @@ class FuncInfo:
                             else:
                                 visible[name] = prev
                 self.nested[oid] = inner_used
-                used.extend(inner_used)
+                if used is not None:
+                    used += inner_used
+            results = op.results
+            if not results:
+                res[oid] = []
+                continue
             rtypes = op.result_types
+            k = len(defs)
+            if len(results) == 1:
+                defs.append(("res", op, 0))
+                types.append(rtypes[0] if rtypes else None)
+                r = results[0]
+                if undo is not None:
+                    undo.append((r, get(r)))
+                visible[r] = k
+                res[oid] = [k]
+                continue
             ks = []
-            for i, r in enumerate(op.results):
-                k = len(defs)
+            for i, r in enumerate(results):
                 defs.append(("res", op, i))
                 types.append(rtypes[i] if i < len(rtypes) else None)
                 if undo is not None:
-                    undo.append((r, visible.get(r)))
+                    undo.append((r, get(r)))
                 visible[r] = k
                 ks.append(k)
+                k += 1
             res[oid] = ks
-        return used
 
 
 _PREPARED: dict[int, tuple] = {}
@@ -244,11 +262,20 @@ def _value_numbering(fi: FuncInfo, block: Block, table: dict, scope: list) -> No
     optimizer's CSE and canonicalization would do: an op identical (name,
     attributes, result type, operands after aliasing) to one visible earlier
     in an enclosing block becomes an alias of it (``fi.dup``, ``fi.alias``);
-    results of pure ops whose operands are all constants join ``fi.const``."""
-    live, alias, const, opnd, res = fi.live, fi.alias, fi.const, fi.opnd, fi.res
+    results of pure ops whose operands are all constants join ``fi.const``.
+
+    The same walk records each visited block's evaluation steps in
+    ``fi.plans``, exactly as :func:`plan` would give them afterwards (the
+    aliases and constants an op's step needs are settled before the op is
+    reached), so the evaluator finds them ready."""
+    live, alias, const, opnd, res, dup = fi.live, fi.alias, fi.const, fi.opnd, fi.res, fi.dup
+    steps: list = []
     for op in block.operations:
         oid = id(op)
+        name = op.name
         if oid not in live:
+            if name in STOP_OPS:
+                steps.append((op, "term", None))
             continue
         if op.regions:
             for region in op.regions:
@@ -257,31 +284,43 @@ def _value_numbering(fi: FuncInfo, block: Block, table: dict, scope: list) -> No
                     _value_numbering(fi, inner, table, added)
                     for key in added:  # leaving the region: its values go out of scope
                         table.pop(key, None)
+            steps.append((op, "term", None) if name in STOP_OPS else (op, OP_CLASS.get(name), None))
             continue
-        name = op.name
         if name not in _PURE_OPS:
+            steps.append((op, "term", None) if name in STOP_OPS else (op, OP_CLASS.get(name), None))
             continue
         ops = tuple(map(alias.get, opnd[oid], opnd[oid])) if alias else tuple(opnd[oid])
-        rtype = op.result_types[0] if op.result_types else None
+        rtypes = op.result_types
+        rtype = rtypes[0] if rtypes else None
+        attrs = op.attributes
+        props = op.properties
         # types are compared by identity: parsers share equal type objects
         key = (
             name,
             ops,
             id(rtype),
-            tuple(op.attributes.items()) if op.attributes else (),
-            tuple(op.properties.items()) if op.properties else (),
+            tuple(attrs.items()) if attrs else (),
+            tuple(props.items()) if props else (),
         )
         results = res[oid]
         prev = table.get(key)
         if prev is not None:
-            fi.dup.add(oid)
+            dup.add(oid)
             for r, p in zip(results, prev):
                 alias[r] = p
+            if name in STOP_OPS:
+                steps.append((op, "term", None))
             continue
         table[key] = results
         scope.append(key)
         if name == "arith.constant" or (ops and const.issuperset(ops)):
             const.update(results)
+        if name in STOP_OPS:
+            steps.append((op, "term", None))
+        else:
+            folded = bool(results) and results[0] in const
+            steps.append((op, "pure", (OP_CLASS[name], ops, results, folded, rtype)))
+    fi.plans[id(block)] = steps
 
 
 def _terminator(region) -> Operation | None:
@@ -399,28 +438,31 @@ def _peak_live(fi: FuncInfo, block: Block, outer: int, tiles: list) -> int:
     """Largest sum of bytes of simultaneously live tensor values while ``block``
     runs, plus ``outer`` (what enclosing blocks keep alive meanwhile); also
     records the largest tensor shape in ``tiles``."""
-    live, dup, alias, const = fi.live, fi.dup, fi.alias, fi.const
+    alias, const = fi.alias, fi.const
     opnd, nested, res, types = fi.opnd, fi.nested, fi.res, fi.types
     # one pass: the ops that hold values, and the last step using each key
     ops: list = []
     last: dict = {}
     i = 0
-    for op in block.operations:
+    steps = fi.plans.get(id(block))
+    if steps is None:
+        steps = plan(fi, block)
+    # the steps are the live, non-duplicate ops and the terminators
+    for op, _kind, _entry in steps:
         oid = id(op)
-        if (oid in live and oid not in dup) or op.name in TERMINATORS:
-            used = opnd[oid]
-            if op.regions:
-                inner = nested.get(oid)
-                if inner:
-                    used = used + inner
-            if alias:
-                for k in used:
-                    last[alias.get(k, k)] = i
-            else:
-                for k in used:
-                    last[k] = i
-            ops.append((op, oid))
-            i += 1
+        used = opnd[oid]
+        if op.regions:
+            inner = nested.get(oid)
+            if inner:
+                used = used + inner
+        if alias:
+            for k in used:
+                last[alias.get(k, k)] = i
+        else:
+            for k in used:
+                last[k] = i
+        ops.append((op, oid))
+        i += 1
     running = outer
     dies: dict[int, int] = {}
     for key in fi.bargs.get(id(block), ()):
