@@ -55,8 +55,8 @@ from . import symbolic as S
 from .optable import EW_CLASSES
 from .prepare import FuncInfo, blocks_to_walk, plan, prepared, pressure, tinfo
 from .values import (
+    VALUE_HANDLERS,
     BlockPtr,
-    abstract,
     as_number,
     attr,
     boundary_mask,
@@ -321,15 +321,23 @@ class Evaluator:
             if o in taint:
                 tainted = True
         # multi-result ops (tt.split) are not tracked: their values differ
-        value = abstract(self, fr, op, name, ops, rtype) if len(results) == 1 else None
-        for r in results:
-            env[r] = value
+        if len(results) == 1:
+            h = VALUE_HANDLERS.get(name)
+            r = results[0]
+            env[r] = None if h is None else h(self, fr, op, ops, rtype)
             levels[r] = level
             if tainted:
                 taint.add(r)
+        else:
+            for r in results:
+                env[r] = None
+                levels[r] = level
+                if tainted:
+                    taint.add(r)
         if folded or cls == "free":
             return  # folded to a constant by the optimizer, or no work of its own
-        if cls == "cast" and ops and fr.type(ops[0]) == rtype:
+        types = fr.fi.types
+        if cls == "cast" and ops and (types[ops[0]] if ops[0] is not None else None) == rtype:
             return  # a cast to its own type is folded away
         if name == "arith.addf" and (ops[0] in fr.dotz or ops[-1] in fr.dotz):
             return  # the combine pass folds acc + dot(a, b, 0) into dot(a, b, acc)
@@ -345,9 +353,9 @@ class Evaluator:
         c[_EW_KEY[cls]] += n
         # compares are classified by what they compare, selects by what they pick
         if name == "arith.select" and len(ops) > 1:
-            info = tinfo(fr.type(ops[1]) or rtype)
+            info = tinfo((types[ops[1]] if ops[1] is not None else None) or rtype)
         elif cls == "cmp_select" and ops:
-            info = tinfo(fr.type(ops[0]))
+            info = tinfo(types[ops[0]] if ops[0] is not None else None)
         if info.is_float:
             c["ew_float_elems"] += n
         else:

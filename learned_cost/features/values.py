@@ -476,14 +476,26 @@ for _name in _IDENTITY_CASTS:
     _HANDLERS[_name] = _h_identity
 
 
+def _int_handler(fn):
+    def h(ev, fr, op, ops, rtype):
+        if len(ops) != 2:
+            return None
+        env = fr.env
+        return _binary_int(fn, env.get(ops[0]), env.get(ops[1]))
+
+    return h
+
+
+#: op name -> function (ev, fr, op, ops, rtype) -> abstract value of its
+#: (first) result; ops not listed have no tracked value (None).
+VALUE_HANDLERS = dict(_HANDLERS)
+for _name, _fn in _INT_FNS.items():
+    VALUE_HANDLERS.setdefault(_name, _int_handler(_fn))
+
+
 def abstract(ev, fr, op: Operation, name: str, ops: list, rtype):
     """Abstract value of a pure op's (first) result: int, Aff, TAff, Mask or None."""
-    h = _HANDLERS.get(name)
-    if h is not None:
-        return h(ev, fr, op, ops, rtype)
-    fn = _INT_FNS.get(name)
-    if fn is not None and len(ops) == 2:
-        return _binary_int(fn, fr.env.get(ops[0]), fr.env.get(ops[1]))
-    return None
+    h = VALUE_HANDLERS.get(name)
+    return None if h is None else h(ev, fr, op, ops, rtype)
 
 
