@@ -398,7 +398,15 @@ def _liveness(fi: FuncInfo, callee_effects) -> None:
             for v in used:
                 if v is not None and v not in live_vals:
                     live_vals.add(v)
-                    val_work.append(v)
+                    # the value's owner is live; loop and branch results
+                    # need the per-result handling below
+                    owner = defs[v][1]
+                    if owner is not None:
+                        if id(owner) not in live:
+                            live.add(id(owner))
+                            op_work.append(owner)
+                        if owner.name in _SELECTIVE:
+                            val_work.append(v)
         while val_work:
             d = defs[val_work.pop()]
             owner = d[1]
