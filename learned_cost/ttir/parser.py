@@ -96,22 +96,6 @@ _BAD_CHARS = re.compile(r"[\x00-\x08\x0e-\x1f\x7f]")
 _ALLOWED_ASCII = bytes(range(0x20, 0x7F)) + b"\t\n\r\x0b\x0c"
 _REGION = "\x00region"  # placeholder token for a parsed region
 
-# Most lines of a kernel have one shape: "[%r = ]dialect.op [keyword][,]
-# [%a, %b] [{attrs}] [: types]" with single spaces ("%5 = arith.addi %4, %3 :
-# tensor<128xi32>", "%0 = tt.get_program_id x : i32", "%c = arith.constant
-# 63 : i32", "tt.store %p, %v : T"). One C-level match replaces the
-# token-by-token checks of the fast path for them (see _op_from_match);
-# anything else (odd spacing, several keywords, quotes, brackets) takes the
-# fast path below or the general one.
-_V = r"%[\w$.#-]+"
-_SIMPLE_LINE = re.compile(
-    r"(?:%([\w$.-]+) = )?([A-Za-z_][\w$]*(?:\.[\w$]+)+)"  # result, op name
-    r"(?: ([^\s,%{}()\[\]\"/:]+)(?:, (" + _V + r"(?:, " + _V + r")*))?"  # keyword, operands
-    r"| (" + _V + r"(?:, " + _V + r")*))?"  # or operands only
-    r"(?: \{([^{}\"\[\]()<>%]*)\})?"  # attribute dict
-    r"(?: : ([^\s{}()\[\]\"%/]+(?: [^\s{}()\[\]\"%/]+)*))?"  # types
-).fullmatch
-
 Parsed = Union[Operation, Function]
 
 
@@ -296,13 +280,6 @@ class _Parser:
                     ops = block.operations
                 li += 1
                 continue
-            m = _SIMPLE_LINE(s)
-            if m is not None and "loc" not in s:
-                op = _op_from_match(m, li)
-                if op is not None:
-                    ops.append(op)
-                    li += 1
-                    continue
             # inlined fast path (see parse_op)
             if s[-1] != "{" and "(" not in s and '"' not in s and "[" not in s and "loc" not in s and "//" not in s:
                 op = simple_op(li, s)
@@ -830,47 +807,6 @@ def _render(toks: list[str]) -> str:
 _SIMPLE_NAMES: set[str] = set()  # op names already validated by the fast path
 
 _ATTR_CACHE: dict[str, tuple[tuple[str, str], ...] | None] = {}
-
-
-def _op_from_match(m: re.Match, li: int) -> Operation | None:
-    """The operation of a line matched by ``_SIMPLE_LINE``, exactly as
-    :meth:`_Parser.simple_op` reads it; ``None`` where that reading needs
-    more care (the caller falls back to it)."""
-    res, name, word, word_ops, ops_text, attr_text, tkey = m.groups()
-    if name in _FUNC_OPS or name in _MODULE_OPS:
-        return None
-    if word is not None:
-        ops_text = word_ops
-    operands = ops_text.replace("%", "").split(", ") if ops_text else []
-    if attr_text is None:
-        attrs: dict[str, str] = {}
-    else:
-        items = _attr_dict_text(attr_text)
-        if items is None:
-            return None
-        attrs = dict(items)
-    words = None
-    if name.endswith(".constant"):
-        if word is None or operands or attr_text is not None:
-            return None
-        attrs["value"] = word if tkey is None else f"{word} : {tkey}"
-    elif word is not None:
-        if word[0] in "^@<>=)":
-            return None  # successors, symbols, odd syntax: the general path
-        words = [word]
-    results = [] if res is None else [res]
-    if tkey is None:
-        tkey = ""
-    hit = _TYPE_KEY_CACHE.get((name, tkey, len(results)))
-    if hit is None:
-        try:
-            hit = _types_from_key(name, tkey, len(results))
-        except ValueError:
-            return None  # the general path reports it with a position
-    op = Operation(name, results, operands, list(hit[1]), list(hit[0]) if operands else [], attrs, {}, [], [], li + 1)
-    if words or name in _PROGRAM_AXIS_OPS:
-        _finish(op, words or [])
-    return op
 
 
 def _attr_dict_text(text: str) -> tuple[tuple[str, str], ...] | None:
