@@ -451,12 +451,11 @@ def _peak_live(fi: FuncInfo, block: Block, outer: int, tiles: list) -> int:
     # one pass: the ops that hold values, and the last step using each key
     ops: list = []
     last: dict = {}
-    i = 0
     steps = fi.plans.get(id(block))
     if steps is None:
         steps = plan(fi, block)
     # the steps are the live, non-duplicate ops and the terminators
-    for op, _kind, _entry in steps:
+    for i, (op, _kind, _entry) in enumerate(steps):
         oid = id(op)
         used = opnd[oid]
         if op.regions:
@@ -470,7 +469,6 @@ def _peak_live(fi: FuncInfo, block: Block, outer: int, tiles: list) -> int:
             for k in used:
                 last[k] = i
         ops.append((op, oid))
-        i += 1
     running = outer
     dies: dict[int, int] = {}
     for key in fi.bargs.get(id(block), ()):
@@ -485,9 +483,7 @@ def _peak_live(fi: FuncInfo, block: Block, outer: int, tiles: list) -> int:
         if op.regions:
             for region in op.regions:
                 for inner_block in region.blocks[:1]:
-                    inner_peak = _peak_live(fi, inner_block, running, tiles)
-                    if inner_peak > peak:
-                        peak = inner_peak
+                    peak = max(peak, _peak_live(fi, inner_block, running, tiles))
         for r in res[oid]:
             t = types[r]
             if type(t) is not TensorType:
@@ -497,15 +493,14 @@ def _peak_live(fi: FuncInfo, block: Block, outer: int, tiles: list) -> int:
                 tiles[0] = info.numel
                 tiles[1] = t.shape[0] if t.shape else 1
                 tiles[2] = t.shape[1] if len(t.shape) > 1 else 1
-            if info.rank > tiles[3]:
-                tiles[3] = info.rank
+            tiles[3] = max(tiles[3], info.rank)
             # constants are rematerialized where used, not held
             b = info.value_bytes
             if b and r not in const:
                 running += b
                 j = last.get(r, i)
                 dies[j] = dies.get(j, 0) + b
-        if running > peak:
+        if running > peak:  # noqa: PLR1730 - a plain compare is cheaper than max() per op
             peak = running
         if dies:
             running -= dies.pop(i, 0)
