@@ -42,7 +42,7 @@ _MIN_US = 1e-3
 # hardware's ceilings instead of rediscovering them. Times are whole-launch µs
 # (per-program term x waves), as natural logs floored at ln(1e-3 µs).
 # Bump INPUTS_VERSION whenever this list or its formulas change.
-INPUTS_VERSION = 1
+INPUTS_VERSION = 2
 DERIVED_INPUTS: tuple[tuple[str, str], ...] = (
     ("analytic_log_us", "ln of the analytic latency estimate of the launch"),
     ("an_log_mem_us", "ln(waves x per-program memory time)"),
@@ -53,6 +53,19 @@ DERIVED_INPUTS: tuple[tuple[str, str], ...] = (
     ("an_cores_used", "cores the analytic model spreads programs over"),
     ("an_waves", "ceil(programs / cores used)"),
     ("an_wave_fill", "programs / (waves x cores used): 1 = every wave full"),
+    # How a program's work is spread over its warps (lanes) and how many
+    # programs crowd one core: the launch-shape effects a roofline misses.
+    # Logs of ratios (ln(1 + x)), since trees split on one input at a time.
+    ("warps_per_core", "ln(1 + programs x num_warps / cores): resident-warp demand per core"),
+    ("programs_per_core", "ln(1 + programs / cores), not rounded to waves"),
+    ("elems_per_warp", "ln(1 + largest tensor elements / num_warps)"),
+    ("live_bytes_per_warp", "ln(1 + peak live tensor bytes / num_warps): register pressure"),
+    ("mem_bytes_per_warp", "ln(1 + (load + store bytes per program) / num_warps)"),
+    ("dot_flops_per_warp", "ln(1 + dot FLOPs per program / num_warps)"),
+    ("dot_stage_fill", "num_stages x (M x K + K x N) x operand bytes of the largest dot / local memory per core"),
+    ("programs_per_core_by_local", "how many programs fit one core's local memory by dot_stage_fill (64 when no dot)"),
+    ("launch_mem_us", "ln(1 + total bytes / chip bandwidth), µs: the launch's memory roofline"),
+    ("launch_dot_us", "ln(1 + total dot FLOPs / matrix peak of the dtype), µs"),
 )
 ANALYTIC_INPUT = DERIVED_INPUTS[0][0]
 _BOUND_CODE = {"memory": 0.0, "vector": 1.0, "matrix": 2.0}
@@ -73,6 +86,22 @@ def derived_inputs(features, profile) -> np.ndarray:
 
     b = analytic_breakdown(features, profile)
     w = float(b.waves)
+    g = features.__getitem__
+    programs = max(1.0, g("programs"))
+    warps = max(1.0, g("num_warps"))
+    cores = max(1.0, float(profile.cores))
+    mem_bytes = max(0.0, g("load_bytes") + g("store_bytes"))
+    stage_bytes = max(1.0, g("num_stages")) * (g("dot_m") * g("dot_k") + g("dot_k") * g("dot_n")) * g("dot_operand_bytes")
+    local = float(profile.local_kb or 0.0) * 1024.0
+    fill = stage_bytes / local if local > 0 else 0.0
+    fit_local = min(64.0, math.floor(1.0 / fill)) if fill > 0 else 64.0
+    bw = float(profile.effective_bandwidth_gbs) * 1e3  # bytes per µs
+    dot_us = 0.0
+    for dtype, feat in (("fp16", "dot_flops_f16"), ("fp32", "dot_flops_f32"), ("fp8", "dot_flops_f8"),
+                        ("int8", "dot_flops_int")):
+        fl = g(feat) * programs
+        if fl > 0:
+            dot_us += fl / max(1e-9, float(profile.effective_matrix_tflops(dtype)) * 1e6)
     return np.array([
         _log_us(float(b.latency_us)),
         _log_us(w * b.t_mem_us),
@@ -83,6 +112,16 @@ def derived_inputs(features, profile) -> np.ndarray:
         float(b.cores_used),
         w,
         float(b.programs) / max(1.0, w * float(b.cores_used)),
+        math.log1p(programs * warps / cores),
+        math.log1p(programs / cores),
+        math.log1p(max(0.0, g("max_tensor_elems")) / warps),
+        math.log1p(max(0.0, g("peak_live_bytes")) / warps),
+        math.log1p(mem_bytes / warps),
+        math.log1p(max(0.0, g("dot_flops")) / warps),
+        fill,
+        fit_local,
+        math.log1p(max(0.0, g("total_bytes")) / bw) if bw > 0 else 0.0,
+        math.log1p(dot_us),
     ], dtype=np.float64)
 
 

@@ -131,6 +131,26 @@ def _tasks(rows: pd.DataFrame, ttir: dict[str, str], profile, n: int) -> list:
     return [(profile, b) for b in buckets if b]
 
 
+def _map_tasks(fn, tasks: list, jobs: int):
+    """``map(fn, tasks)`` in ``jobs`` spawned processes; in this process when
+    jobs == 1 or when workers cannot start (an interactive session or a
+    script without a ``__main__`` guard), so the result never depends on how."""
+    if jobs <= 1 or len(tasks) <= 1:
+        return [fn(t) for t in tasks]
+    import multiprocessing as mp
+    from concurrent.futures import ProcessPoolExecutor
+    from concurrent.futures.process import BrokenProcessPool
+
+    try:
+        # spawn, not fork: forking a process that already ran OpenMP (LightGBM) can hang the child
+        with ProcessPoolExecutor(max_workers=min(jobs, len(tasks)), mp_context=mp.get_context("spawn")) as ex:
+            return list(ex.map(fn, tasks))
+    except (BrokenProcessPool, RuntimeError, OSError) as e:
+        warnings.warn(f"worker processes failed ({type(e).__name__}); running in this process",
+                      RuntimeWarning, stacklevel=2)
+        return [fn(t) for t in tasks]
+
+
 def build_features_table(rows: pd.DataFrame, ttir: dict[str, str], profile, progress: bool = True,
                          jobs: int | None = None) -> FeaturesTable:
     """Features of every usable row of ``rows`` against ``profile`` (a
@@ -149,24 +169,10 @@ def build_features_table(rows: pd.DataFrame, ttir: dict[str, str], profile, prog
     n_tasks = 1 if jobs == 1 else jobs * 8
     tasks = _tasks(rows, ttir, profile, n_tasks)
     meta, xs, dropped = [], [], {}
-    if jobs == 1:
-        results = (_chunk_features(t) for t in tasks)
-        pool = None
-    else:
-        import multiprocessing as mp
-        from concurrent.futures import ProcessPoolExecutor
-
-        # spawn, not fork: forking a process that already ran OpenMP (LightGBM) can hang the child
-        pool = ProcessPoolExecutor(max_workers=jobs, mp_context=mp.get_context("spawn"))
-        results = pool.map(_chunk_features, tasks)
-    try:
-        for m, x, d in _progress(results, len(tasks), progress, "features"):
-            meta += m
-            xs += x
-            dropped.update(d)
-    finally:
-        if pool is not None:
-            pool.shutdown()
+    for m, x, d in _progress(_map_tasks(_chunk_features, tasks, jobs), len(tasks), progress, "features"):
+        meta += m
+        xs += x
+        dropped.update(d)
     mdf = pd.DataFrame.from_records(meta, columns=list(META_COLS))
     xdf = pd.DataFrame(np.vstack(xs) if xs else np.empty((0, len(names))), columns=names)
     table = pd.concat([mdf, xdf], axis=1)

@@ -20,6 +20,8 @@ from __future__ import annotations
 
 import math
 import os
+import warnings
+from concurrent.futures.process import BrokenProcessPool
 from dataclasses import asdict, dataclass, field
 
 import numpy as np
@@ -230,19 +232,29 @@ def run_fit_tasks(table: pd.DataFrame, tasks: list, params: FitParams | None = N
     cols = [c for c in dict.fromkeys(input_names() + ["latency_us", "group", "key", "family"]) if c in table.columns]
     table = table[cols]
     out: list[np.ndarray] = []
-    if jobs == 1 or len(tasks) <= 1:
-        _init_worker(table, params)
+    if jobs > 1 and len(tasks) > 1:
         try:
-            for i, t in enumerate(tasks):
-                out.append(_run_task(t))
-                if progress:
-                    progress(i + 1, len(tasks))
-        finally:
-            _W.clear()
-        return out
+            return _run_parallel(table, tasks, params, jobs, progress)
+        except (BrokenProcessPool, RuntimeError, OSError) as e:
+            # workers cannot start (interactive session, script without a __main__ guard)
+            warnings.warn(f"worker processes failed ({type(e).__name__}); fitting in this process",
+                          RuntimeWarning, stacklevel=2)
+    _init_worker(table, params)
+    try:
+        for i, t in enumerate(tasks):
+            out.append(_run_task(t))
+            if progress:
+                progress(i + 1, len(tasks))
+    finally:
+        _W.clear()
+    return out
+
+
+def _run_parallel(table, tasks, params, jobs, progress) -> list[np.ndarray]:
     import multiprocessing as mp
     from concurrent.futures import ProcessPoolExecutor
 
+    out = []
     # spawn, not fork: a forked child of a process that already ran OpenMP can hang
     with ProcessPoolExecutor(max_workers=min(jobs, len(tasks)), mp_context=mp.get_context("spawn"),
                              initializer=_init_worker, initargs=(table, params)) as ex:

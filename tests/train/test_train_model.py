@@ -159,3 +159,25 @@ def test_parallel_selection_equals_serial(synthetic_table):
     b = select_variant(synthetic_table, FAST, n_splits=2, jobs=2)
     assert a.variant == b.variant
     assert a.comparison.equals(b.comparison)
+
+
+def test_derived_inputs_by_hand():
+    import math
+
+    from learned_cost.features.schema import FeatureVector
+    from learned_cost.hardware import load_profile
+    from learned_cost.models.learned import DERIVED_INPUTS, derived_inputs
+
+    prof = load_profile("h200")  # 132 SMs, 228 KB shared memory per SM
+    fv = FeatureVector(values={"programs": 264.0, "num_warps": 4.0, "num_stages": 3.0, "dot_m": 128.0,
+                               "dot_n": 128.0, "dot_k": 64.0, "dot_operand_bytes": 2.0, "dot_ops": 1.0,
+                               "max_tensor_elems": 16384.0})
+    d = dict(zip([n for n, _ in DERIVED_INPUTS], derived_inputs(fv, prof)))
+    assert d["warps_per_core"] == pytest.approx(math.log1p(264 * 4 / 132))
+    assert d["programs_per_core"] == pytest.approx(math.log1p(2.0))
+    assert d["elems_per_warp"] == pytest.approx(math.log1p(4096.0))
+    # 3 stages x (128x64 + 64x128) x 2 bytes = 98304 B of 228 KB
+    assert d["dot_stage_fill"] == pytest.approx(98304 / (228 * 1024))
+    assert d["programs_per_core_by_local"] == 2.0
+    assert d["an_waves"] == 2.0 and d["an_wave_fill"] == 1.0
+    assert all(math.isfinite(v) for v in d.values())
