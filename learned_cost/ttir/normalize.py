@@ -13,6 +13,9 @@ import hashlib
 def strip_locations(text: str) -> str:
     """Remove ``loc(...)`` annotations (nested parens and quoted strings
     included) and ``#loc`` definition lines; strip trailing spaces."""
+    if "loc" not in text:
+        # nothing to remove: only trailing spaces and blank lines go
+        return "\n".join(filter(None, map(str.rstrip, text.splitlines()))) + "\n"
     out_lines = []
     for line in text.splitlines():
         s = line.lstrip()
