@@ -21,6 +21,8 @@ import itertools
 import operator
 from collections.abc import Iterable
 
+import numpy as np
+
 # A domain is the size n of range(n); the symbol takes values 0..n-1.
 Domains = dict[str, int]
 
@@ -28,6 +30,11 @@ Domains = dict[str, int]
 #: under this; beyond it each symbol is sampled at evenly spaced points.
 MAX_COMBOS = 4096
 SAMPLES_PER_SYMBOL = 64
+
+#: From this many symbol combinations on, averages are taken with numpy
+#: arrays (same integers, same result) instead of one Python loop per point.
+VECTOR_MIN_POINTS = 64
+_INT64_SAFE = 1 << 62  # bound on |values| for exact int64 arithmetic
 
 
 class Aff:
@@ -145,6 +152,54 @@ def combos_tuples(syms: list[str], domains: Domains) -> Iterable[tuple[int, ...]
         total *= n
     limit = max(sizes) if total <= MAX_COMBOS else SAMPLES_PER_SYMBOL
     return itertools.product(*[_samples(n, limit) for n in sizes])
+
+
+def combo_columns(syms: list[str], domains: Domains) -> list[np.ndarray]:
+    """The points of :func:`combos_tuples` as one int64 column per symbol
+    (the order of the points differs; only sums over them are taken)."""
+    sizes = [max(1, domains.get(s, 1)) for s in syms]
+    total = 1
+    for n in sizes:
+        total *= n
+    limit = max(sizes) if total <= MAX_COMBOS else SAMPLES_PER_SYMBOL
+    axes = [np.asarray(_samples(n, limit), dtype=np.int64) for n in sizes]
+    if len(axes) == 1:
+        return axes
+    return [g.ravel() for g in np.meshgrid(*axes, indexing="ij")]
+
+
+def combo_count(syms: list[str], domains: Domains) -> int:
+    """Number of points :func:`combos_tuples` yields."""
+    sizes = [max(1, domains.get(s, 1)) for s in syms]
+    total = 1
+    for n in sizes:
+        total *= n
+    if total <= MAX_COMBOS:
+        return total
+    out = 1
+    for n in sizes:
+        out *= min(n, SAMPLES_PER_SYMBOL)
+    return out
+
+
+def int64_safe(forms: list[tuple[int, tuple[int, ...]]], syms: list[str], domains: Domains) -> bool:
+    """True when every ``c0 + sum(k * value)`` over the domains stays far from
+    the int64 limits, so numpy computes exactly what Python ints would."""
+    top = [max(1, domains.get(s, 1)) for s in syms]
+    for c0, ks in forms:
+        bound = abs(c0) + sum(abs(k) * n for k, n in zip(ks, top))
+        if bound >= _INT64_SAFE:
+            return False
+    return True
+
+
+def linear_column(c0: int, ks: tuple[int, ...], cols: list[np.ndarray]) -> np.ndarray:
+    """``c0 + sum(k * column)`` at every point, as int64."""
+    out = np.full(len(cols[0]), c0, dtype=np.int64)
+    for k, col in zip(ks, cols):
+        if k:
+            out += k * col
+    return out
 
 
 def combos(syms: list[str], domains: Domains) -> Iterable[dict[str, int]]:
@@ -437,6 +492,12 @@ def _group_fraction(
         nz = [d for d, k in enumerate(group[0][1]) if k]
         if len(nz) == 1 and group[0][1][nz[0]] > 0:
             single = (group[0][1][nz[0]], shape[nz[0]], numel // shape[nz[0]])
+    if (
+        single is not None
+        and combo_count(syms, domains) >= VECTOR_MIN_POINTS
+        and int64_safe(guard_forms + [atom_forms[0][0]], syms, domains)
+    ):
+        return _single_fraction_vector(syms, domains, guard_forms, atom_forms[0][0], single, numel)
     acc = 0
     points = 0
     for values in combos_tuples(syms, domains):
@@ -457,6 +518,29 @@ def _group_fraction(
             concrete = [(c0 + sum(map(operator.mul, cc, values)), st) for (c0, cc), st in atom_forms]
             acc += _active_count(concrete, shape)
     return acc / (points * numel) if points else 1.0
+
+
+def _single_fraction_vector(
+    syms: list[str],
+    domains: Domains,
+    guard_forms: list[tuple[int, tuple[int, ...]]],
+    form: tuple[int, tuple[int, ...]],
+    single: tuple[int, int, int],
+    numel: int,
+) -> float:
+    """``_group_fraction`` of one atom ``c + k*i < 0`` on one axis, over many
+    symbol points at once: the same integer sums, taken with numpy."""
+    cols = combo_columns(syms, domains)
+    keep = None
+    for g0, gc in guard_forms:
+        runs = linear_column(g0, gc, cols) < 0  # iterations that run
+        keep = runs if keep is None else keep & runs
+    k, n, rest = single
+    lanes = np.clip(-(linear_column(form[0], form[1], cols) // k), 0, n)
+    if keep is not None:
+        lanes = lanes[keep]
+    points = len(lanes)
+    return int(lanes.sum()) * rest / (points * numel) if points else 1.0
 
 
 def mean_over(values_fn, exprs: list[Scalar], domains: Domains) -> float | None:

@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import re
 
+import numpy as np
+
 from ..ttir.ir import Operation, ScalarType, TensorType
 from . import symbolic as S
 from .prepare import tinfo
@@ -145,6 +147,14 @@ def trip_stats(lb, ub, step, domains: dict[str, int]) -> tuple[float | None, int
     syms = S.symbols_of([lb, ub])
     if any(name not in domains for name in syms):
         return None, 0
+    if S.combo_count(syms, domains) >= S.VECTOR_MIN_POINTS:
+        forms = [_linear_form(lb, syms), _linear_form(ub, syms)]
+        if S.int64_safe(forms, syms, domains):
+            cols = S.combo_columns(syms, domains)
+            lo = S.linear_column(*forms[0], cols)
+            hi = S.linear_column(*forms[1], cols)
+            trips = np.maximum(0, -((lo - hi) // step))
+            return int(trips.sum()) / len(trips), int(trips.max())
     total = 0
     most = 0
     points = 0
@@ -157,6 +167,14 @@ def trip_stats(lb, ub, step, domains: dict[str, int]) -> tuple[float | None, int
         most = max(most, n)
         points += 1
     return (total / points, most) if points else (None, 0)
+
+
+def _linear_form(v, syms: list[str]) -> tuple[int, tuple[int, ...]]:
+    """(constant, coefficient per symbol of ``syms``) of an int or Aff."""
+    if type(v) is int:
+        return v, (0,) * len(syms)
+    terms = dict(v.terms)
+    return v.c, tuple(terms.get(name, 0) for name in syms)
 
 
 # ---------------------------------------------------------------- abstract values
