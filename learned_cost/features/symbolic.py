@@ -492,12 +492,13 @@ def _group_fraction(
         nz = [d for d, k in enumerate(group[0][1]) if k]
         if len(nz) == 1 and group[0][1][nz[0]] > 0:
             single = (group[0][1][nz[0]], shape[nz[0]], numel // shape[nz[0]])
-    if (
-        single is not None
-        and combo_count(syms, domains) >= VECTOR_MIN_POINTS
-        and int64_safe(guard_forms + [atom_forms[0][0]], syms, domains)
+    if combo_count(syms, domains) >= VECTOR_MIN_POINTS and int64_safe(
+        guard_forms + [form for form, _ in atom_forms], syms, domains
     ):
-        return _single_fraction_vector(syms, domains, guard_forms, atom_forms[0][0], single, numel)
+        if single is not None:
+            return _single_fraction_vector(syms, domains, guard_forms, atom_forms[0][0], single, numel)
+        if all(sum(1 for k in st if k) <= 1 for _, st in atom_forms):
+            return _axis_fraction_vector(syms, domains, guard_forms, atom_forms, shape, numel)
     acc = 0
     points = 0
     for values in combos_tuples(syms, domains):
@@ -541,6 +542,48 @@ def _single_fraction_vector(
         lanes = lanes[keep]
     points = len(lanes)
     return int(lanes.sum()) * rest / (points * numel) if points else 1.0
+
+
+def _axis_fraction_vector(
+    syms: list[str],
+    domains: Domains,
+    guard_forms: list[tuple[int, tuple[int, ...]]],
+    atom_forms: list,
+    shape: tuple[int, ...],
+    numel: int,
+) -> float:
+    """``_group_fraction`` of atoms that each bound at most one axis, over
+    many symbol points at once: per point, the active lanes are a box (each
+    axis clamped by its atoms; a lane-free atom that fails empties it), as
+    in :func:`_active_count`, with the same integer sums taken with numpy."""
+    cols = combo_columns(syms, domains)
+    keep = None
+    for g0, gc in guard_forms:
+        runs = linear_column(g0, gc, cols) < 0
+        keep = runs if keep is None else keep & runs
+    npts = len(cols[0])
+    lo = [np.zeros(npts, dtype=np.int64) for _ in shape]
+    hi = [np.full(npts, n, dtype=np.int64) for n in shape]
+    holds = np.ones(npts, dtype=bool)
+    for (c0, cc), st in atom_forms:
+        c = linear_column(c0, cc, cols)
+        nz = [d for d, k in enumerate(st) if k]
+        if not nz:
+            holds &= c < 0
+            continue
+        d = nz[0]
+        k = st[d]
+        if k > 0:  # c + k*i < 0  <=>  i < ceil(-c / k)
+            np.minimum(hi[d], -(c // k), out=hi[d])
+        else:  # c - |k|*i < 0  <=>  i >= floor(c / |k|) + 1
+            np.maximum(lo[d], c // (-k) + 1, out=lo[d])
+    count = holds.astype(np.int64)
+    for d in range(len(shape)):
+        count *= np.maximum(hi[d] - lo[d], 0)
+    if keep is not None:
+        count = count[keep]
+    points = len(count)
+    return int(count.sum()) / (points * numel) if points else 1.0
 
 
 def mean_over(values_fn, exprs: list[Scalar], domains: Domains) -> float | None:
