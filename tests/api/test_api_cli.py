@@ -124,6 +124,10 @@ def test_hardware_measured_fills_the_block(capsys, tmp_path):
 
     path = tmp_path / "h200.json"
     shutil.copy(load_profile("h200").path, path)
+    # start from the datasheet alone: the shipped profile already has a measured block
+    raw = json.loads(path.read_text())
+    raw["measured"] = {}
+    path.write_text(json.dumps(raw))
     ceil = tmp_path / "ceilings.json"
     ceil.write_text(json.dumps(CEILINGS))
     code, out, _ = run(capsys, "hardware", "measured", str(path), str(ceil))

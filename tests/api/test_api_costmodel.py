@@ -215,6 +215,7 @@ def test_hardware_config_path(tmp_path):
 
     raw = json.loads(open(load_profile("h200").path).read())
     raw["name"] = "slow_gpu"
+    raw["measured"] = {}  # the measured copy bandwidth would override the datasheet figure
     raw["memory"]["bandwidth_gbs"] = 48.0
     path = tmp_path / "slow.json"
     path.write_text(json.dumps(raw))

@@ -134,6 +134,7 @@ def _h200_raw():
 
 def test_measured_block_overrides_datasheet():
     raw = _h200_raw()
+    raw["measured"] = {}
     base = profile_from_dict(raw)
     assert base.effective_bandwidth_gbs == 4800
     raw["measured"] = {"copy_bandwidth_gbs": 4300.0, "matmul_tflops_bf16": 790.0, "launch_latency_us": 4.0,
