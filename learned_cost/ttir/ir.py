@@ -75,7 +75,7 @@ Type = Union[ScalarType, PointerType, TensorType, OpaqueType]
 # ---------------------------------------------------------------- structure
 
 
-@dataclass
+@dataclass(slots=True)
 class Operation:
     """One MLIR operation.
 
@@ -105,7 +105,7 @@ class Operation:
         return self.name.split(".", 1)[0] if "." in self.name else ""
 
 
-@dataclass
+@dataclass(slots=True)
 class Block:
     """A block: its arguments (name, type) and its operations in order."""
 
@@ -114,7 +114,7 @@ class Block:
     operations: list[Operation] = field(default_factory=list)
 
 
-@dataclass
+@dataclass(slots=True)
 class Region:
     blocks: list[Block] = field(default_factory=list)
 
