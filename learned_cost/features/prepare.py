@@ -200,8 +200,16 @@ def prepared(fn: Function, callee_effects) -> FuncInfo:
         return hit[1]
     fi = FuncInfo(fn)
     _liveness(fi, callee_effects)
-    for block in blocks_to_walk(fn.body):
-        _value_numbering(fi, block, {}, [])
+    summaries: dict[int, tuple] = {}
+    walked = blocks_to_walk(fn.body)
+    for block in walked:
+        _value_numbering(fi, block, {}, [], summaries)
+    if walked:
+        # the pressure of the function is that of its entry block
+        peak, elems, dim0, dim1, rank = summaries[id(walked[0])]
+        fi.tiles = (peak, elems, dim0, dim1, rank)
+    else:
+        fi.tiles = (0, 0, 1, 1, 0)
     key = id(fn)
     try:
         ref = weakref.ref(fn, lambda _r: _PREPARED.pop(key, None))
@@ -257,7 +265,7 @@ def plan(fi: FuncInfo, block: Block) -> list:
     return steps
 
 
-def _value_numbering(fi: FuncInfo, block: Block, table: dict, scope: list) -> None:
+def _value_numbering(fi: FuncInfo, block: Block, table: dict, scope: list, summaries: dict) -> None:
     """Common subexpressions and constant folding over the live ops, as the
     optimizer's CSE and canonicalization would do: an op identical (name,
     attributes, result type, operands after aliasing) to one visible earlier
@@ -267,60 +275,137 @@ def _value_numbering(fi: FuncInfo, block: Block, table: dict, scope: list) -> No
     The same walk records each visited block's evaluation steps in
     ``fi.plans``, exactly as :func:`plan` would give them afterwards (the
     aliases and constants an op's step needs are settled before the op is
-    reached), so the evaluator finds them ready."""
+    reached), so the evaluator finds them ready; and the last step using each
+    value, from which :func:`_block_pressure` puts the block's pressure
+    summary into ``summaries`` (inner blocks are finished first, bottom-up)."""
     live, alias, const, opnd, res, dup = fi.live, fi.alias, fi.const, fi.opnd, fi.res, fi.dup
+    nested = fi.nested
     steps: list = []
+    last: dict = {}  # key (after aliasing) -> index of the last step using it
     for op in block.operations:
         oid = id(op)
         name = op.name
+        used = opnd[oid]
         if oid not in live:
-            if name in STOP_OPS:
-                steps.append((op, "term", None))
-            continue
-        if op.regions:
+            if name not in STOP_OPS:
+                continue
+            step = (op, "term", None)
+        elif op.regions:
             for region in op.regions:
                 for inner in region.blocks[:1]:
                     added: list = []
-                    _value_numbering(fi, inner, table, added)
+                    _value_numbering(fi, inner, table, added, summaries)
                     for key in added:  # leaving the region: its values go out of scope
                         table.pop(key, None)
-            steps.append((op, "term", None) if name in STOP_OPS else (op, OP_CLASS.get(name), None))
-            continue
-        if name not in _PURE_OPS:
-            steps.append((op, "term", None) if name in STOP_OPS else (op, OP_CLASS.get(name), None))
-            continue
-        ops = tuple(map(alias.get, opnd[oid], opnd[oid])) if alias else tuple(opnd[oid])
-        rtypes = op.result_types
-        rtype = rtypes[0] if rtypes else None
-        attrs = op.attributes
-        props = op.properties
-        # types are compared by identity: parsers share equal type objects
-        key = (
-            name,
-            ops,
-            id(rtype),
-            tuple(attrs.items()) if attrs else (),
-            tuple(props.items()) if props else (),
-        )
-        results = res[oid]
-        prev = table.get(key)
-        if prev is not None:
-            dup.add(oid)
-            for r, p in zip(results, prev):
-                alias[r] = p
-            if name in STOP_OPS:
-                steps.append((op, "term", None))
-            continue
-        table[key] = results
-        scope.append(key)
-        if name == "arith.constant" or (ops and const.issuperset(ops)):
-            const.update(results)
-        if name in STOP_OPS:
-            steps.append((op, "term", None))
+            step = (op, "term", None) if name in STOP_OPS else (op, OP_CLASS.get(name), None)
+        elif name not in _PURE_OPS:
+            step = (op, "term", None) if name in STOP_OPS else (op, OP_CLASS.get(name), None)
         else:
-            folded = bool(results) and results[0] in const
-            steps.append((op, "pure", (OP_CLASS[name], ops, results, folded, rtype)))
+            ops = tuple(map(alias.get, used, used)) if alias else tuple(used)
+            rtypes = op.result_types
+            rtype = rtypes[0] if rtypes else None
+            attrs = op.attributes
+            props = op.properties
+            # types are compared by identity: parsers share equal type objects
+            key = (
+                name,
+                ops,
+                id(rtype),
+                tuple(attrs.items()) if attrs else (),
+                tuple(props.items()) if props else (),
+            )
+            results = res[oid]
+            prev = table.get(key)
+            if prev is not None:
+                dup.add(oid)
+                for r, p in zip(results, prev):
+                    alias[r] = p
+                if name not in STOP_OPS:
+                    continue
+                step = (op, "term", None)
+            else:
+                table[key] = results
+                scope.append(key)
+                if name == "arith.constant" or (ops and const.issuperset(ops)):
+                    const.update(results)
+                if name in STOP_OPS:
+                    step = (op, "term", None)
+                else:
+                    folded = bool(results) and results[0] in const
+                    step = (op, "pure", (OP_CLASS[name], ops, results, folded, rtype))
+        # every alias a step's keys can take is settled by now (a value is
+        # defined before its uses, nested regions are numbered above)
+        i = len(steps)
+        steps.append(step)
+        if op.regions:
+            inner_used = nested.get(oid)
+            if inner_used:
+                used = used + inner_used
+        if alias:
+            for k in used:
+                last[alias.get(k, k)] = i
+        else:
+            for k in used:
+                last[k] = i
     fi.plans[id(block)] = steps
+    summaries[id(block)] = _block_pressure(fi, block, steps, last, summaries)
+
+
+def _block_pressure(fi: FuncInfo, block: Block, steps: list, last: dict, summaries: dict) -> tuple:
+    """(peak live bytes above what enclosing blocks hold, max tensor elements,
+    its dim 0, its dim 1, max rank) while ``block`` runs, from its steps, the
+    last step using each key and the summaries of its inner blocks; the same
+    figures :func:`_peak_live` gives, without walking inner blocks again."""
+    const, res, types = fi.const, fi.res, fi.types
+    best, dim0, dim1, rank = 0, 1, 1, 0
+    running = 0
+    dies: dict[int, int] = {}
+    for key in fi.bargs.get(id(block), ()):
+        b = tinfo(types[key]).value_bytes
+        if b:
+            running += b
+            j = last.get(key, -1)
+            dies[j] = dies.get(j, 0) + b
+    running -= dies.pop(-1, 0)
+    peak = running
+    for i, (op, _kind, _entry) in enumerate(steps):
+        if op.regions:
+            for region in op.regions:
+                for inner_block in region.blocks[:1]:
+                    inner = summaries.get(id(inner_block))
+                    if inner is None:  # a block value numbering did not reach
+                        tiles = [0, 1, 1, 0]
+                        inner_peak = _peak_live(fi, inner_block, 0, tiles)
+                        inner = (inner_peak, *tiles)
+                    if running + inner[0] > peak:
+                        peak = running + inner[0]
+                    # the first largest tile in walk order wins, as in _peak_live
+                    if inner[1] > best:
+                        best, dim0, dim1 = inner[1], inner[2], inner[3]
+                    if inner[4] > rank:
+                        rank = inner[4]
+        for r in res[id(op)]:
+            t = types[r]
+            if type(t) is not TensorType:
+                continue
+            info = tinfo(t)
+            if info.numel > best:
+                best = info.numel
+                dim0 = t.shape[0] if t.shape else 1
+                dim1 = t.shape[1] if len(t.shape) > 1 else 1
+            if info.rank > rank:
+                rank = info.rank
+            # constants are rematerialized where used, not held
+            b = info.value_bytes
+            if b and r not in const:
+                running += b
+                j = last.get(r, i)
+                dies[j] = dies.get(j, 0) + b
+        if running > peak:  # noqa: PLR1730 - a plain compare is cheaper than max() per op
+            peak = running
+        if dies:
+            running -= dies.pop(i, 0)
+    return (peak, best, dim0, dim1, rank)
 
 
 def _terminator(region) -> Operation | None:

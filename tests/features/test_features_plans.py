@@ -41,3 +41,22 @@ def test_recorded_plans_equal_plan(fixture_spec, ttir_text):
                     assert _norm(recorded) == _norm(plan(fi, block)), f"{name}.{variant} @{fn.name}"
                     checked += 1
     assert checked > 100
+
+
+def test_folded_pressure_equals_block_walk(fixture_spec, ttir_text):
+    """The pressure summed bottom-up while value numbering equals the
+    top-down walk of ``pressure`` over the same entry block."""
+    from learned_cost.features.prepare import blocks_to_walk, pressure
+
+    checked = 0
+    for name, spec in fixture_spec.items():
+        for variant in spec["files"]:
+            module = parse_ttir(ttir_text(name, variant))
+            for fn in module.functions:
+                fi = prepared(fn, lambda op: True)
+                blocks = blocks_to_walk(fn.body)
+                if not blocks:
+                    continue
+                assert fi.tiles == pressure(fi, blocks[0]), f"{name}.{variant} @{fn.name}"
+                checked += fi.tiles[0] > 0
+    assert checked > 20
