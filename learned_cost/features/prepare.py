@@ -377,12 +377,12 @@ def _block_pressure(fi: FuncInfo, block: Block, steps: list, last: dict, summari
                         tiles = [0, 1, 1, 0]
                         inner_peak = _peak_live(fi, inner_block, 0, tiles)
                         inner = (inner_peak, *tiles)
-                    if running + inner[0] > peak:
+                    if running + inner[0] > peak:  # noqa: PLR1730
                         peak = running + inner[0]
                     # the first largest tile in walk order wins, as in _peak_live
                     if inner[1] > best:
                         best, dim0, dim1 = inner[1], inner[2], inner[3]
-                    if inner[4] > rank:
+                    if inner[4] > rank:  # noqa: PLR1730
                         rank = inner[4]
         for r in res[id(op)]:
             t = types[r]
@@ -393,7 +393,7 @@ def _block_pressure(fi: FuncInfo, block: Block, steps: list, last: dict, summari
                 best = info.numel
                 dim0 = t.shape[0] if t.shape else 1
                 dim1 = t.shape[1] if len(t.shape) > 1 else 1
-            if info.rank > rank:
+            if info.rank > rank:  # noqa: PLR1730
                 rank = info.rank
             # constants are rematerialized where used, not held
             b = info.value_bytes
