@@ -158,7 +158,10 @@ class _Parser:
         self.n = len(self.lines)
         # cleaned lines: stripped, trailing loc(...) cut, "" for skipped lines
         clean = [s.strip() for s in self.lines]
-        if "loc(" in text or "//" in text or "#" in text or "!" in text:
+        # only lines holding "loc(" or starting with '/', '#', '!' change
+        # when cleaned; a text with neither skips the per-line look
+        joined = "\n" + "\n".join(clean)
+        if "loc(" in text or "\n/" in joined or "\n#" in joined or "\n!" in joined:
             clean_line = self.clean_line
             for i, s in enumerate(clean):
                 if not s:
