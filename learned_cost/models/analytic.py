@@ -1,54 +1,77 @@
-"""The analytic (roofline) cost model: the fallback when no trained model fits.
+"""The analytic (roofline + occupancy) cost model: the fallback when no trained
+model fits, and the only model on hardware without measured data.
 
 All times are microseconds, all figures come from the ``HardwareProfile``
-(units in ``learned_cost.hardware.profile``). For one program (feature names in
-``learned_cost.features.schema``):
+(units in ``learned_cost.hardware.profile``) and its ``occupancy`` block
+(``profile_occupancy``). Feature names are those of
+``learned_cost.features.schema``; "per program" means one program id.
 
-Cores and waves
+Cores and concurrency
     cores_used = profile.matrix_cores if dot_ops > 0 else profile.cores
+    w          = num_warps (4 when absent); threads = w * threads_per_warp
+    smem       = num_stages * (dot_m * dot_k + dot_k * dot_n) * dot_operand_bytes
+                 bytes of local memory per program (operand ring buffers of a
+                 pipelined dot; 0 without dots)
+    regs       = min(max_registers_per_thread,
+                     reg_base + ceil(peak_live_bytes / (4 * threads)))   32-bit registers per thread
+    k          = concurrent programs per core, at least 1:
+                 min(max_programs_per_core, floor(max_warps_per_core / w),
+                     floor(local_kb * 1024 / smem), floor(registers_per_core / (regs * threads)))
+                 (limits whose figure is absent are not applied; Ascend: k = 1)
+    n          = ceil(programs / cores_used)       programs on the busiest core
+    waves      = ceil(n / k)                      = ceil(programs / (cores_used * k)) up to rounding
+    r          = n / waves                        programs sharing the core in a mean wave
+
+Memory of one program at its core's share of bandwidth (GB/s -> bytes/µs is x 1e3)
     active     = min(programs, cores_used)
-    waves      = ceil(programs / cores_used)
+    share      = effective_bandwidth_gbs / active                 GB/s per core
+    load_gbs   = min(core_load_gbs, share); store_gbs = min(core_store_gbs, share)
+    t_transfer = load_bytes / (load_gbs * 1e3) + store_bytes / (store_gbs * 1e3)
+                 when loads and stores share one pipe (910B), else
+                 max(load_bytes / load_gbs, store_bytes / store_gbs,
+                     (load_bytes + store_bytes) / share) / 1e3
+    m_prog     = t_transfer + (load_ops * load_startup_cycles
+                               + store_ops * store_startup_cycles) / clock_mhz
 
-Memory (GB/s -> bytes/µs is x 1e3)
-    share      = effective_bandwidth_gbs / active       per-core share of HBM, GB/s
-    load_gbs   = min(core_load_gbs, share)              core_load_gbs absent = no limit
-    store_gbs  = min(core_store_gbs, share)
-    t_load     = load_bytes / (load_gbs * 1e3)
-    t_store    = store_bytes / (store_gbs * 1e3)
-    t_transfer = t_load + t_store                       loads and stores share one pipe (910B)
-               = max(t_load, t_store, (load_bytes + store_bytes) / (share * 1e3))  otherwise
-    t_dma      = (load_ops * load_startup_cycles + store_ops * store_startup_cycles) / clock_mhz
-    t_mem      = t_transfer + t_dma
-    t_latency  = memory_latency_cycles / clock_mhz      once per program when it loads anything
+Vector and matrix work of one program at the whole core's rate (cycles of clock_mhz)
+    v_prog     = [sum_c elems_c * op_cycles[c] * eb / bytes_per_instruction
+                  + head_cycles * vector ops] / clock_mhz           (as in version 1)
+    x_prog     = pad * sum_d dot_flops_d / (effective_matrix_tflops(d) * 1e6 / matrix_cores)
+    f          = min(1, w / issue_units)          share of the core's issue slots one
+                                                  program's warps can fill (1 on Ascend)
 
-Vector unit (cycles of clock_mhz)
-    eb         = element bytes: float elements at the loads' mean element size
-                 (4 when unknown), integer elements at 4
-    cycles     = sum over classes c of elems_c * op_cycles[c] * eb / bytes_per_instruction
-                 (classes: simple, mul, div, transcendental, cast, cmp_select,
-                 reduce, scan, layout, atomic)
-               + head_cycles * (ops_total - load_ops - store_ops - dot_ops)
-    t_vec      = cycles / clock_mhz
+Exposed memory latency (dependent round trips, cycles of clock_mhz)
+    depth      = max(1, num_stages - 1) for dot kernels when the profile pipelines
+                 loads by num_stages; 2 with multibuffer when it pipelines by
+                 multibuffer; else 1                      loads kept in flight per loop
+    rounds     = 0 without loads, else 1 + min(loop_trip_total / depth, load_ops)
+    t_latency  = rounds * memory_latency_cycles / clock_mhz       once per wave: the
+                                                  programs of one wave overlap theirs
 
-Matrix unit (TFLOP/s -> FLOP/µs is x 1e6)
-    pad        = padded(M) * padded(N) * padded(K) / (M * N * K) for the largest
-                 dot, each dim rounded up to the profile's tile_mnk
-    t_mat      = pad * sum over dtypes d of dot_flops_d
-                 / (effective_matrix_tflops(d) * 1e6 / matrix_cores)
+One wave of r programs on a core (all terms µs)
+    t_mem      = r * m_prog                       memory pipe shared by r programs
+    t_vec      = max(r, 1 / f) * v_prog           a lone narrow program issues at rate f
+    t_mat      = max(r, 1 / f) * x_prog
+    t_program  = max(t_mem, t_vec, t_mat) + t_latency        units overlap, latency does not
 
 Launch
-    t_program  = max(t_mem, t_vec, t_mat) + t_latency   units overlap, exposed latency does not
     latency_us = waves * t_program + effective_launch_overhead_us
 
-Every input is sanitised (NaN, inf or negative reads as 0, programs at least
-1), so the result is finite and > 0 for any vector, including those with
-estimated trip counts of unresolved loops. Each term is non-decreasing in
-bytes, element counts and FLOPs, and in ``programs``.
+So waves * t_mem = n * m_prog: a full core's memory time does not depend on
+how its programs are grouped into waves, while the exposed latency is paid
+once per wave (more concurrent programs hide more of it). Every input is
+sanitised (NaN, inf or negative reads as 0, programs at least 1), so the
+result is finite and > 0 for any vector, including estimated trip counts of
+unresolved loops. Each term is non-decreasing in bytes, element counts,
+FLOPs, trip counts and ``programs``; programs past ``cores_used`` always add
+time (``n`` grows and ``t_mem`` or ``t_vec`` grows with it).
 """
 
 from __future__ import annotations
 
+import json
 import math
+import threading
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 
@@ -58,7 +81,7 @@ from ..features.schema import FeatureVector
 from ..hardware.profile import HardwareProfile
 
 # Bump whenever a formula changes: the digest is part of every cache key.
-ANALYTIC_VERSION = 1
+ANALYTIC_VERSION = 2
 
 # Vector op classes: (op_cycles key, feature holding its element count).
 _VECTOR_CLASSES = (
@@ -77,11 +100,92 @@ _MATRIX_CLASSES = (
     ("int8", "dot_flops_int"),
 )
 _MIN_LATENCY_US = 1e-3
+_DEFAULT_WARPS = 4.0
+# Registers a thread holds besides its share of live tensors (indices, masks,
+# pointers, loop state): an assumption of this model, not a published figure.
+_REG_BASE = 32
+
+
+@dataclass(frozen=True)
+class Occupancy:
+    """How many programs one core runs at a time (the profile's ``occupancy``).
+
+    ``None`` means "no such limit". A profile without the block runs one
+    program per core at a time with every warp count issuing at full rate,
+    which is the Ascend execution model.
+    """
+
+    max_programs_per_core: int = 1
+    max_warps_per_core: float | None = None
+    threads_per_warp: float = 32.0
+    registers_per_core: float | None = None
+    max_registers_per_thread: float | None = None
+    issue_units: float | None = None  # warp schedulers per core; None = one program fills the core
+    pipeline_option: str = "multibuffer"  # "num_stages" | "multibuffer" | "none"
+
+
+_OCC_LOCK = threading.Lock()
+_OCC_CACHE: dict[str, Occupancy] = {}
+
+
+def profile_occupancy(profile: HardwareProfile) -> Occupancy:
+    """The ``occupancy`` block of a profile (read from its JSON file, cached
+    by the profile's digest); the one-program-per-core default when the
+    profile carries none."""
+    raw = getattr(profile, "occupancy", None)
+    if raw is None:
+        with _OCC_LOCK:
+            hit = _OCC_CACHE.get(profile.digest)
+        if hit is not None:
+            return hit
+        raw = {}
+        if profile.path and profile.path.endswith(".json"):
+            try:
+                with open(profile.path, encoding="utf-8") as fh:
+                    raw = json.load(fh).get("occupancy") or {}
+            except (OSError, ValueError, AttributeError):
+                raw = {}
+    occ = occupancy_from_dict(raw if isinstance(raw, dict) else {})
+    with _OCC_LOCK:
+        _OCC_CACHE[profile.digest] = occ
+    return occ
+
+
+def occupancy_from_dict(raw: dict) -> Occupancy:
+    """Build an ``Occupancy`` from a profile's ``occupancy`` object; a bad
+    value raises ``ValueError`` naming it."""
+
+    def pos(key: str, default):
+        v = raw.get(key, default)
+        if v is None:
+            return None
+        if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v) or v <= 0:
+            raise ValueError(f"occupancy.{key} must be a positive number or null, got {v!r}")
+        return float(v)
+
+    mp = pos("max_programs_per_core", 1)
+    opt = raw.get("pipeline_option", "multibuffer")
+    if opt not in ("num_stages", "multibuffer", "none"):
+        raise ValueError(f"occupancy.pipeline_option must be num_stages, multibuffer or none, got {opt!r}")
+    return Occupancy(
+        max_programs_per_core=int(mp or 1),
+        max_warps_per_core=pos("max_warps_per_core", None),
+        threads_per_warp=pos("threads_per_warp", 32.0) or 32.0,
+        registers_per_core=pos("registers_per_core", None),
+        max_registers_per_thread=pos("max_registers_per_thread", None),
+        issue_units=pos("issue_units", None),
+        pipeline_option=opt,
+    )
 
 
 @dataclass(frozen=True)
 class AnalyticBreakdown:
-    """The terms of one analytic prediction, all in µs except counts."""
+    """The terms of one analytic prediction, all in µs except counts.
+
+    ``t_mem_us``, ``t_vec_us``, ``t_mat_us`` and ``t_latency_us`` are the
+    terms of one mean wave on the busiest core (so ``waves * t`` is the
+    launch's total of that term); ``concurrency`` is k, the programs one core
+    may run at a time."""
 
     programs: int
     cores_used: int
@@ -93,7 +197,9 @@ class AnalyticBreakdown:
     t_program_us: float
     launch_overhead_us: float
     latency_us: float
-    bound: str  # "memory" | "vector" | "matrix": the largest per-program term
+    bound: str  # "memory" | "vector" | "matrix": the largest per-wave term
+    concurrency: int = 1
+    programs_per_core: int = 1  # n: programs on the busiest core
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -114,8 +220,31 @@ def _padded(x: float, tile: int) -> float:
     return math.ceil(x / tile) * tile
 
 
+def _concurrency(g, occ: Occupancy, profile: HardwareProfile, warps: float) -> int:
+    """k: programs one core runs at a time (formula in the module docstring)."""
+    k = float(occ.max_programs_per_core)
+    if k <= 1:
+        return 1
+    threads = warps * occ.threads_per_warp
+    if occ.max_warps_per_core:
+        k = min(k, math.floor(occ.max_warps_per_core / warps))
+    smem = 0.0
+    if g("dot_ops") > 0:
+        stages = max(1.0, g("num_stages"))
+        eb = g("dot_operand_bytes") or 2.0
+        smem = stages * (g("dot_m") * g("dot_k") + g("dot_k") * g("dot_n")) * eb
+    if smem > 0 and profile.local_kb:
+        k = min(k, math.floor(profile.local_kb * 1024.0 / smem))
+    if occ.registers_per_core:
+        regs = _REG_BASE + math.ceil(min(g("peak_live_bytes"), 1e15) / (4.0 * threads))
+        if occ.max_registers_per_thread:
+            regs = min(regs, occ.max_registers_per_thread)
+        k = min(k, math.floor(occ.registers_per_core / (regs * threads)))
+    return int(max(1, k))
+
+
 def analytic_breakdown(features: FeatureVector, profile: HardwareProfile) -> AnalyticBreakdown:
-    """All terms of the roofline estimate (formulas in the module docstring)."""
+    """All terms of the estimate (formulas in the module docstring)."""
     f = features
     values = f.values
 
@@ -123,6 +252,7 @@ def analytic_breakdown(features: FeatureVector, profile: HardwareProfile) -> Ana
         return _get(values, name)
 
     clock = profile.clock_mhz  # cycles per µs
+    occ = profile_occupancy(profile)
 
     programs = g("programs")
     if programs < 1:
@@ -132,9 +262,13 @@ def analytic_breakdown(features: FeatureVector, profile: HardwareProfile) -> Ana
     dot_ops = g("dot_ops")
     cores_used = profile.matrix_cores if dot_ops > 0 else profile.cores
     active = min(programs, cores_used)
-    waves = -(-programs // cores_used)
+    warps = min(g("num_warps") or _DEFAULT_WARPS, 1e6)
+    k = _concurrency(g, occ, profile, warps)
+    n = -(-programs // cores_used)
+    waves = -(-n // k)
+    r = n / waves
 
-    # --- memory
+    # --- memory of one program at its core's bandwidth share
     share = profile.effective_bandwidth_gbs / active
     load_gbs = min(profile.core_load_gbs or math.inf, share)
     store_gbs = min(profile.core_store_gbs or math.inf, share)
@@ -147,10 +281,18 @@ def analytic_breakdown(features: FeatureVector, profile: HardwareProfile) -> Ana
         t_transfer = max(t_load, t_store, (load_b + store_b) / (share * 1e3))
     load_ops, store_ops = g("load_ops"), g("store_ops")
     t_dma = (load_ops * profile.load_startup_cycles + store_ops * profile.store_startup_cycles) / clock
-    t_mem = t_transfer + t_dma
-    t_latency = profile.memory_latency_cycles / clock if load_ops > 0 else 0.0
+    m_prog = t_transfer + t_dma
 
-    # --- vector unit
+    # --- exposed latency: dependent round trips to memory
+    depth = 1.0
+    if occ.pipeline_option == "num_stages" and dot_ops > 0:
+        depth = max(1.0, g("num_stages") - 1.0)
+    elif occ.pipeline_option == "multibuffer" and g("multibuffer") > 0:
+        depth = 2.0
+    rounds = 1.0 + min(g("loop_trip_total") / depth, load_ops) if load_ops > 0 else 0.0
+    t_latency = rounds * profile.memory_latency_cycles / clock
+
+    # --- vector unit, whole-core rate
     eb_float = g("load_elem_bytes") or g("store_elem_bytes") or 4.0
     ew_float, ew_int = g("ew_float_elems"), g("ew_int_elems")
     ew_total = ew_float + ew_int
@@ -162,26 +304,31 @@ def analytic_breakdown(features: FeatureVector, profile: HardwareProfile) -> Ana
     cycles += g("atomic_elems") * cyc["atomic"] * 4.0 * per_byte
     vector_ops = max(0.0, g("ops_total") - load_ops - store_ops - dot_ops)
     cycles += profile.vector_head_cycles * vector_ops
-    t_vec = cycles / clock
+    v_prog = cycles / clock
 
-    # --- matrix unit
-    t_mat = 0.0
+    # --- matrix unit, whole-core rate
+    x_prog = 0.0
     dot_flops = g("dot_flops")
     if dot_flops > 0:
-        m, n, k = g("dot_m"), g("dot_n"), g("dot_k")
+        m, nn, kk = g("dot_m"), g("dot_n"), g("dot_k")
         pad = 1.0
-        if m > 0 and n > 0 and k > 0:
+        if m > 0 and nn > 0 and kk > 0:
             tm, tn, tk = profile.matrix_tile_mnk
-            pad = _padded(m, tm) * _padded(n, tn) * _padded(k, tk) / (m * n * k)
+            pad = _padded(m, tm) * _padded(nn, tn) * _padded(kk, tk) / (m * nn * kk)
         classified = 0.0
         for dtype, feat in _MATRIX_CLASSES:
             fl = g(feat)
             classified += fl
-            t_mat += fl / (profile.effective_matrix_tflops(dtype) * 1e6 / profile.matrix_cores)
+            x_prog += fl / (profile.effective_matrix_tflops(dtype) * 1e6 / profile.matrix_cores)
         rest = max(0.0, dot_flops - classified)  # dtype not reported: costed at the fp16 rate
-        t_mat += rest / (profile.effective_matrix_tflops("fp16") * 1e6 / profile.matrix_cores)
-        t_mat *= pad
+        x_prog += rest / (profile.effective_matrix_tflops("fp16") * 1e6 / profile.matrix_cores)
+        x_prog *= pad
 
+    # --- one mean wave on the busiest core
+    issue = 1.0 / min(1.0, warps / occ.issue_units) if occ.issue_units else 1.0
+    t_mem = r * m_prog
+    t_vec = max(r, issue) * v_prog
+    t_mat = max(r, issue) * x_prog
     terms = {"memory": t_mem, "vector": t_vec, "matrix": t_mat}
     bound = max(terms, key=terms.__getitem__)
     t_program = terms[bound] + t_latency
@@ -201,11 +348,13 @@ def analytic_breakdown(features: FeatureVector, profile: HardwareProfile) -> Ana
         launch_overhead_us=overhead,
         latency_us=max(total, _MIN_LATENCY_US),
         bound=bound,
+        concurrency=k,
+        programs_per_core=n,
     )
 
 
 def analytic_latency_us(features: FeatureVector, profile: HardwareProfile) -> float:
-    """Roofline estimate of the whole launch in µs (finite, > 0)."""
+    """Estimate of the whole launch in µs (finite, > 0)."""
     return analytic_breakdown(features, profile).latency_us
 
 
