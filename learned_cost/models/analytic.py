@@ -243,6 +243,21 @@ def _concurrency(g, occ: Occupancy, profile: HardwareProfile, warps: float) -> i
     return int(max(1, k))
 
 
+def _spill_bytes(g, occ: Occupancy, profile: HardwareProfile, warps: float) -> float:
+    """Bytes a program moves to and from memory because its live tensors do
+    not fit on the core (formula in the module docstring)."""
+    live = min(g("peak_live_bytes"), 1e15)
+    if occ.max_registers_per_thread:
+        threads = warps * occ.threads_per_warp
+        capacity = (occ.max_registers_per_thread - _REG_BASE) * 4.0 * threads
+    elif profile.local_kb:
+        capacity = profile.local_kb * 1024.0
+    else:
+        return 0.0
+    over = max(0.0, live - capacity)
+    return 2.0 * over * (1.0 + min(g("loop_trip_total"), 1e15))
+
+
 def analytic_breakdown(features: FeatureVector, profile: HardwareProfile) -> AnalyticBreakdown:
     """All terms of the estimate (formulas in the module docstring)."""
     f = features
@@ -281,7 +296,7 @@ def analytic_breakdown(features: FeatureVector, profile: HardwareProfile) -> Ana
         t_transfer = max(t_load, t_store, (load_b + store_b) / (share * 1e3))
     load_ops, store_ops = g("load_ops"), g("store_ops")
     t_dma = (load_ops * profile.load_startup_cycles + store_ops * profile.store_startup_cycles) / clock
-    m_prog = t_transfer + t_dma
+    m_prog = t_transfer + t_dma + _spill_bytes(g, occ, profile, warps) / (share * 1e3)
 
     # --- exposed latency: dependent round trips to memory
     depth = 1.0
@@ -290,7 +305,8 @@ def analytic_breakdown(features: FeatureVector, profile: HardwareProfile) -> Ana
     elif occ.pipeline_option == "multibuffer" and g("multibuffer") > 0:
         depth = 2.0
     rounds = 1.0 + min(g("loop_trip_total") / depth, load_ops) if load_ops > 0 else 0.0
-    t_latency = rounds * profile.memory_latency_cycles / clock
+    lat_us = profile.memory_latency_cycles / clock
+    t_latency = rounds * lat_us
 
     # --- vector unit, whole-core rate
     eb_float = g("load_elem_bytes") or g("store_elem_bytes") or 4.0
