@@ -24,14 +24,26 @@ Cores and concurrency
 
 Memory of one program at its core's share of bandwidth (GB/s -> bytes/µs is x 1e3)
     active     = min(programs, cores_used)
-    share      = effective_bandwidth_gbs / active                 GB/s per core
+    share      = effective_bandwidth_gbs / active                 GB/s per core, or
+               = effective_bandwidth_gbs / cores_used  when the profile gives no
+                 per-core ceiling (core_load_gbs and core_store_gbs null): one
+                 core then moves at most its fair share of the chip's bandwidth
+                 (on H200 one SM alone sustains about that, measured in data/h200)
     load_gbs   = min(core_load_gbs, share); store_gbs = min(core_store_gbs, share)
     t_transfer = load_bytes / (load_gbs * 1e3) + store_bytes / (store_gbs * 1e3)
                  when loads and stores share one pipe (910B), else
                  max(load_bytes / load_gbs, store_bytes / store_gbs,
                      (load_bytes + store_bytes) / share) / 1e3
-    m_prog     = t_transfer + (load_ops * load_startup_cycles
-                               + store_ops * store_startup_cycles) / clock_mhz
+    capacity   = (max_registers_per_thread - reg_base) * 4 * threads bytes on a GPU,
+                 local_kb * 1024 (UB) where the profile has no register figures
+    spill      = 2 * max(0, peak_live_bytes - capacity) * (1 + loop_trip_total)
+                 bytes of live tensors that do not fit on the core, written out
+                 and read back once per loop iteration
+    m_prog     = t_transfer + spill / (share * 1e3)
+                 + (load_ops * load_startup_cycles + store_ops * store_startup_cycles) / clock_mhz
+
+reg_base = 32 registers per thread for indices, masks and loop state is the
+model's one assumed constant (``_REG_BASE``; not fitted to data).
 
 Vector and matrix work of one program at the whole core's rate (cycles of clock_mhz)
     v_prog     = [sum_c elems_c * op_cycles[c] * eb / bytes_per_instruction
@@ -285,6 +297,10 @@ def analytic_breakdown(features: FeatureVector, profile: HardwareProfile) -> Ana
 
     # --- memory of one program at its core's bandwidth share
     share = profile.effective_bandwidth_gbs / active
+    if profile.core_load_gbs is None and profile.core_store_gbs is None:
+        # no published per-core ceiling: a core moves at most its fair share
+        # of the chip's bandwidth (what one SM sustains on H200, measured)
+        share = profile.effective_bandwidth_gbs / cores_used
     load_gbs = min(profile.core_load_gbs or math.inf, share)
     store_gbs = min(profile.core_store_gbs or math.inf, share)
     load_b, store_b = g("load_bytes"), g("store_bytes")
