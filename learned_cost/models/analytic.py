@@ -9,11 +9,15 @@ All times are microseconds, all figures come from the ``HardwareProfile``
 Cores and concurrency
     cores_used = profile.matrix_cores if dot_ops > 0 else profile.cores
     w          = num_warps (4 when absent); threads = w * threads_per_warp
-    smem       = num_stages * (dot_m * dot_k + dot_k * dot_n) * dot_operand_bytes
-                 bytes of local memory per program (operand ring buffers of a
-                 pipelined dot; 0 without dots)
+    smem       = num_stages * stage     bytes of local memory per program (operand
+                                        ring buffers of a pipelined dot)
+    stage      = (dot_m * dot_k + dot_k * dot_n) * dot_operand_bytes   one stage of dot
+                 operand tiles (0 without dots), read by the matrix unit from
+                 shared memory on a GPU
+    live       = peak_live_bytes - stage on a GPU (profiles with register figures),
+                 peak_live_bytes elsewhere                bytes kept on the core
     regs       = min(max_registers_per_thread,
-                     reg_base + ceil(peak_live_bytes / (4 * threads)))   32-bit registers per thread
+                     reg_base + ceil(live / (4 * threads)))   32-bit registers per thread
     k          = concurrent programs per core, at least 1:
                  min(max_programs_per_core, floor(max_warps_per_core / w),
                      floor(local_kb * 1024 / smem), floor(registers_per_core / (regs * threads)))
@@ -36,7 +40,7 @@ Memory of one program at its core's share of bandwidth (GB/s -> bytes/µs is x 1
                      (load_bytes + store_bytes) / share) / 1e3
     capacity   = (max_registers_per_thread - reg_base) * 4 * threads bytes on a GPU,
                  local_kb * 1024 (UB) where the profile has no register figures
-    spill      = 2 * max(0, peak_live_bytes - capacity) * (1 + loop_trip_total)
+    spill      = 2 * max(0, live - capacity) * (1 + loop_trip_total)
                  bytes of live tensors that do not fit on the core, written out
                  and read back once per loop iteration
     m_prog     = t_transfer + spill / (share * 1e3)
@@ -232,6 +236,24 @@ def _padded(x: float, tile: int) -> float:
     return math.ceil(x / tile) * tile
 
 
+def _dot_stage_bytes(g) -> float:
+    """Bytes of one stage of dot operand tiles (M x K and K x N of the largest
+    dot), which a GPU stages through shared memory; 0 without dots."""
+    if g("dot_ops") <= 0:
+        return 0.0
+    eb = g("dot_operand_bytes") or 2.0
+    return min((g("dot_m") * g("dot_k") + g("dot_k") * g("dot_n")) * eb, 1e15)
+
+
+def _register_live_bytes(g, occ: Occupancy) -> float:
+    """Live bytes a program keeps on the core: all live tensors, less the dot
+    operand tiles that a core with registers reads from shared memory."""
+    live = min(g("peak_live_bytes"), 1e15)
+    if occ.max_registers_per_thread or occ.registers_per_core:
+        live = max(0.0, live - _dot_stage_bytes(g))
+    return live
+
+
 def _concurrency(g, occ: Occupancy, profile: HardwareProfile, warps: float) -> int:
     """k: programs one core runs at a time (formula in the module docstring)."""
     k = float(occ.max_programs_per_core)
@@ -240,15 +262,11 @@ def _concurrency(g, occ: Occupancy, profile: HardwareProfile, warps: float) -> i
     threads = warps * occ.threads_per_warp
     if occ.max_warps_per_core:
         k = min(k, math.floor(occ.max_warps_per_core / warps))
-    smem = 0.0
-    if g("dot_ops") > 0:
-        stages = max(1.0, g("num_stages"))
-        eb = g("dot_operand_bytes") or 2.0
-        smem = stages * (g("dot_m") * g("dot_k") + g("dot_k") * g("dot_n")) * eb
+    smem = max(1.0, g("num_stages")) * _dot_stage_bytes(g)
     if smem > 0 and profile.local_kb:
         k = min(k, math.floor(profile.local_kb * 1024.0 / smem))
     if occ.registers_per_core:
-        regs = _REG_BASE + math.ceil(min(g("peak_live_bytes"), 1e15) / (4.0 * threads))
+        regs = _REG_BASE + math.ceil(_register_live_bytes(g, occ) / (4.0 * threads))
         if occ.max_registers_per_thread:
             regs = min(regs, occ.max_registers_per_thread)
         k = min(k, math.floor(occ.registers_per_core / (regs * threads)))
@@ -258,7 +276,7 @@ def _concurrency(g, occ: Occupancy, profile: HardwareProfile, warps: float) -> i
 def _spill_bytes(g, occ: Occupancy, profile: HardwareProfile, warps: float) -> float:
     """Bytes a program moves to and from memory because its live tensors do
     not fit on the core (formula in the module docstring)."""
-    live = min(g("peak_live_bytes"), 1e15)
+    live = _register_live_bytes(g, occ)
     if occ.max_registers_per_thread:
         threads = warps * occ.threads_per_warp
         capacity = (occ.max_registers_per_thread - _REG_BASE) * 4.0 * threads
