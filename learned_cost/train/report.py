@@ -203,6 +203,7 @@ def _acceptance_md(acc: pd.DataFrame) -> str:
     rows = []
     for _, r in acc.iterrows():
         other = r.get("other", float("nan"))
-        status = "pass" if r["pass"] else ("tie" if bool(r.get("tie", False)) else "**miss**")
+        tie = r.get("tie", False)
+        status = "pass" if r["pass"] else ("tie" if tie is True else "**miss**")
         rows.append([str(r["check"]), r["value"], other, status])
     return _md_table(["check", "learned", "other", "result"], rows)

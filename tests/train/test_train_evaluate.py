@@ -7,7 +7,7 @@ import pytest
 
 from learned_cost.train.evaluate import acceptance, evaluate
 from learned_cost.train.fit import FitParams, family_folds, random_group_folds
-from learned_cost.train.report import write_report
+from learned_cost.train.report import _acceptance_md, write_report
 
 FAST = FitParams(num_boost_round=30, num_leaves=7, num_threads=1)
 
@@ -45,6 +45,9 @@ def test_evaluate_and_report(synthetic_table, tmp_path):
     assert pd.isna(lofo.summary.loc["lambdarank", "mape_pct"])
     acc = acceptance(lofo.summary)
     assert acc["check"].str.contains("learned better than analytic").any()
+    # a target the synthetic data cannot meet reads as a miss, never as a tie
+    lofo.summary.loc["learned", "tau_mean"] = 0.1
+    assert "| tau_mean >= 0.75 | 0.100 | – | **miss** |" in _acceptance_md(acceptance(lofo.summary))
     path = write_report(res, tmp_path, command="learned-cost evaluate ...")
     text = path.read_text()
     assert "Leave-one-family-out" in text and "random-k" in text
