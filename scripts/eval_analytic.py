@@ -6,7 +6,8 @@ rows and the feature code, so that iterating on the analytic formulas costs
 seconds. Then both the shipped analytic model and, for comparison, the
 version-1 formulas kept in this script's ``_v1_latency_us`` are scored per
 group with ``learned_cost.train.metrics``: mean Kendall tau, regret@1 geomean
-and p95, regret@25 % geomean, 2 %-hit@25 % and MAPE, per family and overall.
+and p95, regret@25 % geomean, 2 %-hit@25 % and MAPE, per family and overall,
+next to the random-k baseline (exact expectations; no MAPE).
 
 Usage::
 
@@ -37,7 +38,7 @@ from learned_cost.features.schema import FeatureVector, feature_names
 from learned_cost.hardware import load_profile
 from learned_cost.models.analytic import ANALYTIC_VERSION, analytic_latency_us
 from learned_cost.train.features_table import training_rows
-from learned_cost.train.metrics import evaluate_scores
+from learned_cost.train.metrics import evaluate_scores, random_k_scores
 
 _KEEP = ["key", "family", "group", "latency_us", "grid", "options"]
 
@@ -60,13 +61,13 @@ def _features_of(task):
         for text, rows in items:
             try:
                 module = parse_ttir(text)
-            except Exception:  # noqa: BLE001 - an unparsable text drops its rows
+            except Exception:  # noqa: BLE001, S112 - an unparsable text drops its rows (counted below)
                 continue
             for r in rows:
                 try:
                     fv = extract_features(module, bindings=r["arg_bindings"] or None, grid=_json_or_none(r["grid"]),
                                           options=_json_or_none(r["options"]), cores=cores)
-                except Exception:  # noqa: BLE001 - a bad row is dropped, counted below
+                except Exception:  # noqa: BLE001, S112 - a bad row is dropped, counted below
                     continue
                 d = fv.to_dict()
                 d["key"] = r["key"]
@@ -188,8 +189,9 @@ def report(frame: pd.DataFrame, cols: list[str], out=sys.stdout) -> dict:
     print(f"{'family':18s} {'model':10s} {head}", file=out)
     overall = {}
     for fam, g in list(frame.groupby("family", sort=True)) + [("ALL", frame)]:
-        for c in cols:
-            s, _ = evaluate_scores(g, c)
+        rows = [(c, evaluate_scores(g, c)[0]) for c in cols]
+        rows.append(("random-k", random_k_scores(g)[0]))  # exact expectation, no latency
+        for c, s in rows:
             print(f"{fam:18s} {c:10s} {_fmt(s)}", file=out)
             if fam == "ALL":
                 overall[c] = s

@@ -3,31 +3,38 @@ spills, exposed latency, issue rate; on hand-built feature vectors."""
 
 from __future__ import annotations
 
+import itertools
 import json
 import math
+from pathlib import Path
 
 import pytest
 
 from learned_cost.features.schema import FeatureVector
 from learned_cost.hardware import load_profile, profile_from_dict
 from learned_cost.models import analytic_breakdown, analytic_latency_us
-from learned_cost.models.analytic import ANALYTIC_VERSION, AnalyticModel, occupancy_from_dict, profile_occupancy
+from learned_cost.models.analytic import (
+    ANALYTIC_VERSION,
+    AnalyticModel,
+    occupancy_from_dict,
+    profile_occupancy,
+)
 
 
 def vec(**values) -> FeatureVector:
-    base = dict(programs=1, load_ops=2, store_ops=1, load_bytes=8192, store_bytes=4096,
-                load_elem_bytes=4, store_elem_bytes=4, ew_float_elems=1024, ew_simple_elems=1024,
-                ew_int_elems=3072, ew_total_elems=4096, ops_total=14, num_warps=4, num_stages=3,
-                peak_live_bytes=12288)
+    base = {"programs": 1, "load_ops": 2, "store_ops": 1, "load_bytes": 8192, "store_bytes": 4096,
+                "load_elem_bytes": 4, "store_elem_bytes": 4, "ew_float_elems": 1024, "ew_simple_elems": 1024,
+                "ew_int_elems": 3072, "ew_total_elems": 4096, "ops_total": 14, "num_warps": 4, "num_stages": 3,
+                "peak_live_bytes": 12288}
     base.update(values)
     return FeatureVector(values={k: float(v) for k, v in base.items()})
 
 
 def dot_vec(**values) -> FeatureVector:
-    v = dict(dot_ops=16, dot_m=128, dot_n=128, dot_k=32, dot_flops=16 * 2 * 128 * 128 * 32,
-             dot_flops_f16=16 * 2 * 128 * 128 * 32, dot_operand_bytes=2, load_ops=32,
-             load_bytes=16 * 2 * 128 * 32 * 2, load_elem_bytes=2, store_bytes=128 * 128 * 2,
-             loop_trip_total=16, loops=1, programs=1024, num_warps=8, peak_live_bytes=65536 + 32768)
+    v = {"dot_ops": 16, "dot_m": 128, "dot_n": 128, "dot_k": 32, "dot_flops": 16 * 2 * 128 * 128 * 32,
+             "dot_flops_f16": 16 * 2 * 128 * 128 * 32, "dot_operand_bytes": 2, "load_ops": 32,
+             "load_bytes": 16 * 2 * 128 * 32 * 2, "load_elem_bytes": 2, "store_bytes": 128 * 128 * 2,
+             "loop_trip_total": 16, "loops": 1, "programs": 1024, "num_warps": 8, "peak_live_bytes": 65536 + 32768}
     v.update(values)
     return vec(**v)
 
@@ -55,7 +62,7 @@ def test_ascend_runs_one_program_per_core(hw):
 
 
 def test_profile_without_occupancy_block_defaults_to_one_program_per_core():
-    raw = json.loads(open(load_profile("h200").path).read())
+    raw = json.loads(Path(load_profile("h200").path).read_text())
     raw.pop("occupancy")
     p = profile_from_dict(raw)  # no path: nothing to read the block from
     b = analytic_breakdown(vec(programs=1000), p)
@@ -92,7 +99,7 @@ def test_spills_cost_memory_time_and_grow_with_live_bytes(hw):
     p = load_profile(hw)
     lat = [analytic_breakdown(vec(programs=64, num_warps=4, loop_trip_total=8, peak_live_bytes=b), p).t_mem_us
            for b in (1 << 10, 1 << 16, 1 << 18, 1 << 20, 1 << 22)]
-    assert all(b >= a for a, b in zip(lat, lat[1:])) and lat[-1] > 10 * lat[0]
+    assert all(b >= a for a, b in itertools.pairwise(lat)) and lat[-1] > 10 * lat[0]
 
 
 def test_fewer_warps_spill_sooner_on_h200():
@@ -107,7 +114,7 @@ def test_more_loop_iterations_expose_more_latency(hw):
     p = load_profile(hw)
     t = [analytic_breakdown(vec(loop_trip_total=n, load_ops=2 + n), p).t_latency_us for n in (0, 1, 10, 100)]
     assert t[0] == pytest.approx(p.memory_latency_cycles / p.clock_mhz)
-    assert all(b > a for a, b in zip(t, t[1:]))
+    assert all(b > a for a, b in itertools.pairwise(t))
     assert analytic_breakdown(vec(load_ops=0, load_bytes=0), p).t_latency_us == 0.0
 
 
@@ -130,7 +137,7 @@ def test_multibuffer_halves_round_trips_on_910b():
 
 def test_narrow_program_alone_issues_at_a_fraction_of_the_core():
     p = load_profile("h200")
-    heavy = dict(ew_transcendental_elems=1 << 20, ew_float_elems=1 << 20, programs=1, peak_live_bytes=0)
+    heavy = {"ew_transcendental_elems": 1 << 20, "ew_float_elems": 1 << 20, "programs": 1, "peak_live_bytes": 0}
     t = {w: analytic_breakdown(vec(num_warps=w, **heavy), p).t_vec_us for w in (1, 2, 4, 8)}
     assert t[1] == pytest.approx(4 * t[4]) and t[2] == pytest.approx(2 * t[4]) and t[8] == pytest.approx(t[4])
 
