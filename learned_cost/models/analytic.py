@@ -141,19 +141,35 @@ class Occupancy:
 
 
 _OCC_LOCK = threading.Lock()
-_OCC_CACHE: dict[str, Occupancy] = {}
+_OCC_CACHE: dict[tuple[str, str], Occupancy] = {}
+
+
+_RATE_CACHE: dict[str, dict[str, float]] = {}
+
+
+def _core_matrix_rates(profile: HardwareProfile) -> dict[str, float]:
+    """FLOP/µs of one matrix core per operand class (cached by digest: the
+    hot path asks for them on every prediction)."""
+    hit = _RATE_CACHE.get(profile.digest)
+    if hit is None:
+        hit = {d: profile.effective_matrix_tflops(d) * 1e6 / profile.matrix_cores for d in ("fp16", "fp32", "fp8", "int8")}
+        with _OCC_LOCK:
+            _RATE_CACHE[profile.digest] = hit
+    return hit
 
 
 def profile_occupancy(profile: HardwareProfile) -> Occupancy:
     """The ``occupancy`` block of a profile (read from its JSON file, cached
     by the profile's digest); the one-program-per-core default when the
     profile carries none."""
+    # keyed by path too: a profile built from a mapping has no file to read
+    # the block from, yet may share its digest with a shipped file
+    key = (profile.digest, profile.path)
+    hit = _OCC_CACHE.get(key)  # a dict read needs no lock
+    if hit is not None:
+        return hit
     raw = getattr(profile, "occupancy", None)
     if raw is None:
-        with _OCC_LOCK:
-            hit = _OCC_CACHE.get(profile.digest)
-        if hit is not None:
-            return hit
         raw = {}
         if profile.path and profile.path.endswith(".json"):
             try:
@@ -163,7 +179,7 @@ def profile_occupancy(profile: HardwareProfile) -> Occupancy:
                 raw = {}
     occ = occupancy_from_dict(raw if isinstance(raw, dict) else {})
     with _OCC_LOCK:
-        _OCC_CACHE[profile.digest] = occ
+        _OCC_CACHE[key] = occ
     return occ
 
 
@@ -294,6 +310,9 @@ def analytic_breakdown(features: FeatureVector, profile: HardwareProfile) -> Ana
     values = f.values
 
     def g(name: str) -> float:
+        v = values.get(name, 0.0)
+        if type(v) is float and 0.0 < v < math.inf:  # the usual case, without conversions
+            return v
         return _get(values, name)
 
     clock = profile.clock_mhz  # cycles per µs
@@ -365,13 +384,14 @@ def analytic_breakdown(features: FeatureVector, profile: HardwareProfile) -> Ana
         if m > 0 and nn > 0 and kk > 0:
             tm, tn, tk = profile.matrix_tile_mnk
             pad = _padded(m, tm) * _padded(nn, tn) * _padded(kk, tk) / (m * nn * kk)
+        rates = _core_matrix_rates(profile)
         classified = 0.0
         for dtype, feat in _MATRIX_CLASSES:
             fl = g(feat)
             classified += fl
-            x_prog += fl / (profile.effective_matrix_tflops(dtype) * 1e6 / profile.matrix_cores)
+            x_prog += fl / rates[dtype]
         rest = max(0.0, dot_flops - classified)  # dtype not reported: costed at the fp16 rate
-        x_prog += rest / (profile.effective_matrix_tflops("fp16") * 1e6 / profile.matrix_cores)
+        x_prog += rest / rates["fp16"]
         x_prog *= pad
 
     # --- one mean wave on the busiest core
