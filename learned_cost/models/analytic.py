@@ -22,9 +22,10 @@ Cores and concurrency
                  min(max_programs_per_core, floor(max_warps_per_core / w),
                      floor(local_kb * 1024 / smem), floor(registers_per_core / (regs * threads)))
                  (limits whose figure is absent are not applied; Ascend: k = 1)
-    n          = ceil(programs / cores_used)       programs on the busiest core
-    waves      = ceil(n / k)                      = ceil(programs / (cores_used * k)) up to rounding
-    r          = n / waves                        programs sharing the core in a mean wave
+    waves      = n = ceil(programs / cores_used)   programs on the busiest core
+    slot_waves = ceil(n / k)                      = ceil(programs / (cores_used * k)) up to
+                                                  rounding: rounds of concurrent programs
+    r          = n / slot_waves                   programs sharing the core in a mean round
 
 Memory of one program at its core's share of bandwidth (GB/s -> bytes/µs is x 1e3)
     active     = min(programs, cores_used)
@@ -61,21 +62,26 @@ Exposed memory latency (dependent round trips, cycles of clock_mhz)
                  loads by num_stages; 2 with multibuffer when it pipelines by
                  multibuffer; else 1                      loads kept in flight per loop
     rounds     = 0 without loads, else 1 + min(loop_trip_total / depth, load_ops)
-    t_latency  = rounds * memory_latency_cycles / clock_mhz       once per wave: the
-                                                  programs of one wave overlap theirs
+    L          = rounds * memory_latency_cycles / clock_mhz     paid once per round of
+                                                  concurrent programs: they overlap theirs
 
-One wave of r programs on a core (all terms µs)
-    t_mem      = r * m_prog                       memory pipe shared by r programs
-    t_vec      = max(r, 1 / f) * v_prog           a lone narrow program issues at rate f
-    t_mat      = max(r, 1 / f) * x_prog
-    t_program  = max(t_mem, t_vec, t_mat) + t_latency        units overlap, latency does not
+One round of r concurrent programs on a core (all terms µs)
+    T_mem      = r * m_prog                       memory pipe shared by r programs
+    T_vec      = max(r, 1 / f) * v_prog           a lone narrow program issues at rate f
+    T_mat      = max(r, 1 / f) * x_prog
+    T_round    = max(T_mem, T_vec, T_mat) + L     units overlap, latency does not
+
+Per program (the breakdown's terms: a round's terms shared by its r programs)
+    t_mem = T_mem / r, t_vec = T_vec / r, t_mat = T_mat / r, t_latency = L / r
+    t_program  = max(t_mem, t_vec, t_mat) + t_latency = T_round / r
 
 Launch
     latency_us = waves * t_program + effective_launch_overhead_us
+               = slot_waves * T_round + effective_launch_overhead_us
 
 So waves * t_mem = n * m_prog: a full core's memory time does not depend on
-how its programs are grouped into waves, while the exposed latency is paid
-once per wave (more concurrent programs hide more of it). Every input is
+how its programs are grouped into rounds, while the exposed latency is paid
+once per round (more concurrent programs hide more of it). Every input is
 sanitised (NaN, inf or negative reads as 0, programs at least 1), so the
 result is finite and > 0 for any vector, including estimated trip counts of
 unresolved loops. Each term is non-decreasing in bytes, element counts,
@@ -214,10 +220,11 @@ def occupancy_from_dict(raw: dict) -> Occupancy:
 class AnalyticBreakdown:
     """The terms of one analytic prediction, all in µs except counts.
 
-    ``t_mem_us``, ``t_vec_us``, ``t_mat_us`` and ``t_latency_us`` are the
-    terms of one mean wave on the busiest core (so ``waves * t`` is the
-    launch's total of that term); ``concurrency`` is k, the programs one core
-    may run at a time."""
+    ``waves`` is ceil(programs / cores_used), the programs of the busiest
+    core; ``t_mem_us``, ``t_vec_us``, ``t_mat_us`` and ``t_latency_us`` are
+    per-program terms on that core (so ``waves * t`` is the launch's total of
+    that term); ``concurrency`` is k, the programs one core runs at a time,
+    and ``slot_waves`` = ceil(waves / k) the rounds of concurrent programs."""
 
     programs: int
     cores_used: int
@@ -229,9 +236,9 @@ class AnalyticBreakdown:
     t_program_us: float
     launch_overhead_us: float
     latency_us: float
-    bound: str  # "memory" | "vector" | "matrix": the largest per-wave term
+    bound: str  # "memory" | "vector" | "matrix": the largest per-program term
     concurrency: int = 1
-    programs_per_core: int = 1  # n: programs on the busiest core
+    slot_waves: int = 1
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -329,8 +336,8 @@ def analytic_breakdown(features: FeatureVector, profile: HardwareProfile) -> Ana
     warps = min(g("num_warps") or _DEFAULT_WARPS, 1e6)
     k = _concurrency(g, occ, profile, warps)
     n = -(-programs // cores_used)
-    waves = -(-n // k)
-    r = n / waves
+    slot_waves = -(-n // k)
+    r = n / slot_waves
 
     # --- memory of one program at its core's bandwidth share
     share = profile.effective_bandwidth_gbs / active
@@ -394,22 +401,23 @@ def analytic_breakdown(features: FeatureVector, profile: HardwareProfile) -> Ana
         x_prog += rest / rates["fp16"]
         x_prog *= pad
 
-    # --- one mean wave on the busiest core
+    # --- one mean round of r concurrent programs on the busiest core, per program
     issue = 1.0 / min(1.0, warps / occ.issue_units) if occ.issue_units else 1.0
-    t_mem = r * m_prog
-    t_vec = max(r, issue) * v_prog
-    t_mat = max(r, issue) * x_prog
+    t_mem = m_prog  # r * m_prog per round
+    t_vec = max(r, issue) * v_prog / r
+    t_mat = max(r, issue) * x_prog / r
+    t_latency = t_latency / r
     terms = {"memory": t_mem, "vector": t_vec, "matrix": t_mat}
     bound = max(terms, key=terms.__getitem__)
     t_program = terms[bound] + t_latency
     overhead = profile.effective_launch_overhead_us
-    total = waves * t_program + overhead
+    total = n * t_program + overhead  # = slot_waves * T_round + overhead
     if not math.isfinite(total):
         total = 1e300  # only reachable with absurd counts; stays finite and ordered
     return AnalyticBreakdown(
         programs=programs,
         cores_used=cores_used,
-        waves=waves,
+        waves=n,
         t_mem_us=t_mem,
         t_latency_us=t_latency,
         t_vec_us=t_vec,
@@ -419,7 +427,7 @@ def analytic_breakdown(features: FeatureVector, profile: HardwareProfile) -> Ana
         latency_us=max(total, _MIN_LATENCY_US),
         bound=bound,
         concurrency=k,
-        programs_per_core=n,
+        slot_waves=slot_waves,
     )
 
 

@@ -76,7 +76,7 @@ def test_warps_limit_concurrency_and_waves_on_h200():
     # 32 programs per SM at most, and 64 warps: 64 / w
     assert ks == {1: 32, 2: 32, 4: 16, 8: 8, 16: 4, 32: 2}
     b = analytic_breakdown(vec(programs=n, num_warps=16, peak_live_bytes=0), p)
-    assert b.programs_per_core == 32 and b.waves == 8
+    assert b.waves == 32 and b.slot_waves == 8
 
 
 def test_shared_memory_limits_concurrency_of_deep_pipelines():
@@ -161,4 +161,4 @@ def test_breakdown_terms_compose():
         b = analytic_breakdown(f, p)
         assert b.latency_us == pytest.approx(b.waves * b.t_program_us + b.launch_overhead_us)
         assert b.t_program_us == pytest.approx(max(b.t_mem_us, b.t_vec_us, b.t_mat_us) + b.t_latency_us)
-        assert b.waves == math.ceil(b.programs_per_core / b.concurrency)
+        assert b.slot_waves == math.ceil(b.waves / b.concurrency)
