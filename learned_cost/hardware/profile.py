@@ -106,6 +106,9 @@ class HardwareProfile:
     vector_op_cycles: Mapping[str, float]
     launch_overhead_us: float
     measured: Mapping[str, Any] = field(default_factory=dict)
+    # how many programs share a core; read by learned_cost.models.analytic
+    # (occupancy_from_dict), empty = one program per core
+    occupancy: Mapping[str, Any] = field(default_factory=dict)
     notes: tuple[str, ...] = ()
     path: str = ""
     digest: str = ""
@@ -178,6 +181,7 @@ class HardwareProfile:
             "vector_op_cycles": dict(self.vector_op_cycles),
             "launch_overhead_us": self.effective_launch_overhead_us,
             "measured": dict(self.measured),
+            "occupancy": dict(self.occupancy),
             "aliases": list(self.aliases),
             "sources": [{"title": s.title, "url": s.url, "covers": s.covers} for s in self.sources],
             "notes": list(self.notes),
@@ -315,6 +319,9 @@ def profile_from_dict(raw: Any, path: str = "") -> HardwareProfile:
     for k, v in measured.items():
         if k.endswith(("_gbs", "_tflops_fp16", "_tflops_bf16", "_tflops_fp32", "_us")) and not _positive(v):
             raise ProfileError(f"hardware profile {where}: measured.{k} must be a positive number, got {v!r}")
+    occupancy = raw.get("occupancy") or {}
+    if not isinstance(occupancy, dict):
+        raise ProfileError(f"hardware profile {where}: occupancy must be an object, got {occupancy!r}")
     for k in ("aliases", "arch_patterns", "notes"):
         v = raw.get(k, [])
         if not isinstance(v, list) or not all(isinstance(x, str) for x in v):
@@ -356,6 +363,7 @@ def profile_from_dict(raw: Any, path: str = "") -> HardwareProfile:
         vector_op_cycles=op_cycles,
         launch_overhead_us=num(raw, "launch_overhead_us", "", positive=False),
         measured=dict(measured),
+        occupancy=dict(occupancy),
         notes=tuple(raw.get("notes", [])),
         path=path,
         digest=digest,

@@ -91,7 +91,6 @@ time (``n`` grows and ``t_mem`` or ``t_vec`` grows with it).
 
 from __future__ import annotations
 
-import json
 import math
 import threading
 from collections.abc import Sequence
@@ -147,7 +146,7 @@ class Occupancy:
 
 
 _OCC_LOCK = threading.Lock()
-_OCC_CACHE: dict[tuple[str, str], Occupancy] = {}
+_OCC_CACHE: dict[str, Occupancy] = {}
 
 
 _RATE_CACHE: dict[str, dict[str, float]] = {}
@@ -165,27 +164,16 @@ def _core_matrix_rates(profile: HardwareProfile) -> dict[str, float]:
 
 
 def profile_occupancy(profile: HardwareProfile) -> Occupancy:
-    """The ``occupancy`` block of a profile (read from its JSON file, cached
-    by the profile's digest); the one-program-per-core default when the
-    profile carries none."""
-    # keyed by path too: a profile built from a mapping has no file to read
-    # the block from, yet may share its digest with a shipped file
-    key = (profile.digest, profile.path)
-    hit = _OCC_CACHE.get(key)  # a dict read needs no lock
+    """The profile's ``occupancy`` block as an ``Occupancy`` (cached by the
+    profile's digest, which covers the block); the one-program-per-core
+    default when the profile carries none."""
+    hit = _OCC_CACHE.get(profile.digest)  # a dict read needs no lock
     if hit is not None:
         return hit
-    raw = getattr(profile, "occupancy", None)
-    if raw is None:
-        raw = {}
-        if profile.path and profile.path.endswith(".json"):
-            try:
-                with open(profile.path, encoding="utf-8") as fh:
-                    raw = json.load(fh).get("occupancy") or {}
-            except (OSError, ValueError, AttributeError):
-                raw = {}
+    raw = getattr(profile, "occupancy", None) or {}
     occ = occupancy_from_dict(raw if isinstance(raw, dict) else {})
     with _OCC_LOCK:
-        _OCC_CACHE[key] = occ
+        _OCC_CACHE[profile.digest] = occ
     return occ
 
 

@@ -34,22 +34,46 @@ class TrainResult:
     seconds: float
 
 
-def load_features(data_dir: str | Path, hardware: str, progress: bool = True, cache: bool = True,
+def load_profile_rows(data_dirs, hardware: str) -> tuple[pd.DataFrame, dict[str, str]]:
+    """Rows and {digest: TTIR} of one or more profile directories, the first
+    one first. Rows measured on other hardware (their ``hardware`` column
+    names another profile) are left out; a key present in several
+    directories keeps its first directory's row."""
+    dirs = [Path(data_dirs)] if isinstance(data_dirs, (str, Path)) else [Path(d) for d in data_dirs]
+    frames, ttir = [], {}
+    for d in dirs:
+        store = ProfileStore(d)
+        rows = store.load_rows()
+        if "hardware" in rows.columns:
+            rows = rows[rows["hardware"].isna() | (rows["hardware"] == hardware)]
+        if not rows.empty:
+            frames.append(rows)
+            for digest, text in store.load_ttir().items():
+                ttir.setdefault(digest, text)
+    if not frames:
+        return pd.DataFrame(), ttir
+    rows = pd.concat(frames, ignore_index=True) if len(frames) > 1 else frames[0]
+    return rows.drop_duplicates("key", keep="first").reset_index(drop=True), ttir
+
+
+def load_features(data_dir, hardware: str, progress: bool = True, cache: bool = True,
                   jobs: int | None = None) -> tuple[FeaturesTable, object]:
-    """Features table of a profile directory, and the hardware profile used.
-    ``cache`` keeps tables in the user cache (see ``default_cache_dir``)."""
+    """Features table of a profile directory (or a list of them, e.g. the
+    collected data plus the autotuner's feedback store), and the hardware
+    profile used. ``cache`` keeps tables in the user cache (see
+    ``default_cache_dir``)."""
     from ..hardware import load_profile
 
-    store = ProfileStore(Path(data_dir))
-    rows = store.load_rows()
-    if rows.empty:
-        raise ValueError(f"no profile rows under {data_dir}")
     profile = load_profile(hardware)
-    ft = cached_features_table(rows, store.load_ttir(), profile, default_cache_dir() if cache else None,
+    rows, ttir = load_profile_rows(data_dir, hardware)
+    shown = data_dir if isinstance(data_dir, (str, Path)) else ", ".join(map(str, data_dir))
+    if rows.empty:
+        raise ValueError(f"no {hardware} profile rows under {shown}")
+    ft = cached_features_table(rows, ttir, profile, default_cache_dir() if cache else None,
                                progress=progress, jobs=jobs)
     if ft.table.empty:
         reasons = sorted(set(ft.dropped.values()))[:3]
-        raise ValueError(f"no usable training rows under {data_dir} (dropped: {reasons})")
+        raise ValueError(f"no usable training rows under {shown} (dropped: {reasons})")
     return ft, profile
 
 
@@ -105,9 +129,10 @@ def _records(df: pd.DataFrame) -> dict:
     return {str(i): {k: (None if pd.isna(v) else float(v)) for k, v in r.items()} for i, r in df.iterrows()}
 
 
-def train_model(data_dir: str | Path, hardware: str, out: str | Path, params: FitParams | None = None,
+def train_model(data_dir, hardware: str, out: str | Path, params: FitParams | None = None,
                 variant: str | None = None, progress: bool = True, cache: bool = True,
                 jobs: int | None = None) -> TrainResult:
-    """``learned-cost train``: profile directory -> model directory."""
+    """``learned-cost train``: profile directory (or list of them) -> model
+    directory."""
     ft, _ = load_features(data_dir, hardware, progress=progress, cache=cache, jobs=jobs)
     return train_from_table(ft, hardware, out, params, variant, jobs=jobs)

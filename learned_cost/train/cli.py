@@ -38,12 +38,12 @@ def _params(args):
     return FitParams(**kw)
 
 
-def _check_data(path: str) -> str | None:
+def _check_data(path: str, flag: str = "--data") -> str | None:
     p = Path(path)
     if not p.is_dir():
-        return f"--data {path!r} is not a directory"
+        return f"{flag} {path!r} is not a directory"
     if not any(p.glob("rows-*.parquet")):
-        return f"--data {path!r} holds no rows-*.parquet profile chunks"
+        return f"{flag} {path!r} holds no rows-*.parquet profile chunks"
     return None
 
 
@@ -61,12 +61,25 @@ def cmd_train(args) -> int:
     from .build import train_model
 
     bad = _check_data(args.data) or _check_hardware(args.hardware)
+    for extra in args.extra_data or ():
+        bad = bad or _check_data(extra, flag="--extra-data")
     if bad:
         return _err(bad)
     if args.rounds is not None and args.rounds < 1:
         return _err(f"--rounds must be >= 1, got {args.rounds}")
+    dirs = [args.data, *(args.extra_data or ())]
+    if args.feedback:
+        from ..autotune.feedback import feedback_dir
+
+        fb = feedback_dir(args.hardware)
+        if any(fb.glob("rows-*.parquet")):
+            dirs.append(str(fb))
+            print(f"including the autotuner's feedback rows from {fb}")
+        else:
+            print(f"no feedback rows at {fb} yet; training on the other data only")
     try:
-        res = train_model(args.data, args.hardware, args.out, _params(args), variant=args.variant,
+        res = train_model(dirs if len(dirs) > 1 else args.data, args.hardware, args.out, _params(args),
+                          variant=args.variant,
                           progress=not args.quiet, cache=not args.no_cache, jobs=args.jobs)
     except (ValueError, KeyError) as e:
         return _err(str(e))
@@ -173,6 +186,11 @@ def register(subparsers) -> None:
     p.add_argument("--out", required=True, help="model directory to write, e.g. models/h200")
     p.add_argument("--variant", choices=("log_latency", "log_ratio"), default=None,
                    help="skip the CV choice and fit this variant")
+    p.add_argument("--extra-data", action="append", metavar="DIR",
+                   help="another profile directory to train on as well (repeatable)")
+    p.add_argument("--feedback", action="store_true",
+                   help="also train on the timings the autotuner recorded on this machine "
+                        "($XDG_CACHE_HOME/learned_cost/feedback/<hardware>)")
     _add_fit_args(p)
     p.set_defaults(func=cmd_train)
 

@@ -32,15 +32,25 @@ META_COLS = ("key", "family", "group", "kernel", "dtype", "ttir_digest", "latenc
 ANALYTIC_COL = "analytic_us"
 
 
+FEEDBACK_SOURCE = "autotune-feedback"
+
+
 def training_rows(rows: pd.DataFrame) -> pd.DataFrame:
-    """Rows that may train a model: status "ok", result checked correct, and a
-    finite positive latency (µs)."""
+    """Rows that may train a model: status "ok", a finite positive latency
+    (µs), and a result checked correct -- except the autotuner's feedback
+    rows (``source == "autotune-feedback"``), whose correctness is unknown
+    (``correct`` null): they time the user's own kernel on its real
+    arguments, so their latency is kept even though no reference was run."""
     need = {"status", "correct", "latency_us"}
     missing = need - set(rows.columns)
     if missing:
         raise KeyError(f"profile rows lack columns {sorted(missing)}")
     lat = pd.to_numeric(rows["latency_us"], errors="coerce")
-    ok = (rows["status"] == "ok") & (rows["correct"].fillna(False).astype(bool)) & np.isfinite(lat) & (lat > 0)
+    checked = rows["correct"].fillna(False).astype(bool)
+    if "source" in rows.columns:
+        unchecked_feedback = (rows["source"] == FEEDBACK_SOURCE) & rows["correct"].isna()
+        checked = checked | unchecked_feedback
+    ok = (rows["status"] == "ok") & checked.astype(bool) & np.isfinite(lat) & (lat > 0)
     return rows.loc[ok].reset_index(drop=True)
 
 

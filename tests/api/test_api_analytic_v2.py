@@ -69,6 +69,15 @@ def test_profile_without_occupancy_block_defaults_to_one_program_per_core():
     assert b.concurrency == 1 and b.waves == math.ceil(1000 / p.cores)
 
 
+def test_occupancy_block_travels_with_a_profile_built_from_a_mapping():
+    shipped = load_profile("h200")
+    raw = json.loads(Path(shipped.path).read_text())
+    p = profile_from_dict(raw)  # no file behind it
+    assert p.occupancy == shipped.occupancy and p.occupancy
+    assert profile_occupancy(p) == profile_occupancy(shipped)
+    assert analytic_breakdown(vec(programs=5000), p).concurrency > 1
+
+
 def test_warps_limit_concurrency_and_waves_on_h200():
     p = load_profile("h200")
     n = 132 * 32

@@ -51,3 +51,45 @@ def test_train_and_evaluate_end_to_end(tmp_path, monkeypatch, capsys):
     assert "Leave-one-family-out" in text and "Shipped model" in text
     assert "trained on exactly the rows evaluated here: yes" in text
     assert list((tmp_path / "cache" / "features").glob("*.parquet"))
+
+
+def test_train_includes_autotune_feedback_and_extra_data(tmp_path, monkeypatch, capsys):
+    """--feedback adds the autotuner's store (here: the feedback rows of the
+    committed H200 autotune benchmark, real timings whose ``correct`` is
+    null) and --extra-data another profile directory."""
+    import importlib.util
+    import json
+    import shutil
+    from pathlib import Path
+
+    spec = importlib.util.spec_from_file_location(
+        "train_ft_fixtures2", Path(__file__).with_name("test_train_features_table.py"))
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    data = tmp_path / "data"
+    mod.make_fixture_store(data)
+    bench_fb = Path(__file__).resolve().parents[2] / "reports" / "autotune" / "h200_learned" / "feedback" / "h200"
+    cache = tmp_path / "xdg"
+    shutil.copytree(bench_fb, cache / "learned_cost" / "feedback" / "h200")
+    monkeypatch.setenv("XDG_CACHE_HOME", str(cache))
+    monkeypatch.setenv("LEARNED_COST_CACHE", str(tmp_path / "cache"))
+    fit = ["--rounds", "5", "--threads", "1", "--jobs", "1", "--quiet", "--variant", "log_latency"]
+
+    rc = main(["train", "--data", str(data), "--hardware", "h200", "--out", str(tmp_path / "m"), "--feedback", *fit])
+    assert rc == 0, capsys.readouterr().err
+    assert "including the autotuner's feedback rows" in capsys.readouterr().out
+    meta = json.loads((tmp_path / "m" / "metadata.json").read_text())
+    fams = meta["training_data"]["families"]
+    assert {"add", "matmul"} <= set(fams) and any(f.startswith("bench_autotune.") for f in fams)
+    assert meta["training_data"]["rows"] > 6
+
+    rc = main(["train", "--data", str(data), "--hardware", "h200", "--out", str(tmp_path / "m2"),
+               "--extra-data", str(cache / "learned_cost" / "feedback" / "h200"), *fit])
+    assert rc == 0, capsys.readouterr().err
+    meta2 = json.loads((tmp_path / "m2" / "metadata.json").read_text())
+    assert meta2["training_data"]["digest"] == meta["training_data"]["digest"]
+
+    rc = main(["train", "--data", str(data), "--hardware", "h200", "--out", str(tmp_path / "m3"),
+               "--extra-data", str(tmp_path / "missing"), *fit])
+    err = capsys.readouterr().err
+    assert rc == 2 and "--extra-data" in err and len(err.strip().splitlines()) == 1

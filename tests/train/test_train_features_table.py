@@ -84,6 +84,41 @@ def test_training_rows_and_digest(store):
     assert data_digest(changed) != data_digest(tr)
 
 
+def test_feedback_rows_train_without_a_correctness_check():
+    """The autotuner cannot check results: its rows (source
+    autotune-feedback, correct null) are kept; a collector row with correct
+    null is not."""
+    import pandas as pd
+
+    rows = pd.DataFrame([
+        {"key": "fb", "status": "ok", "correct": None, "latency_us": 5.0, "source": "autotune-feedback"},
+        {"key": "col", "status": "ok", "correct": None, "latency_us": 5.0, "source": "collector"},
+        {"key": "fb-wrong", "status": "ok", "correct": False, "latency_us": 5.0, "source": "autotune-feedback"},
+        {"key": "fb-failed", "status": "runtime_error", "correct": None, "latency_us": None,
+         "source": "autotune-feedback"},
+    ])
+    assert training_rows(rows)["key"].tolist() == ["fb"]
+
+
+def test_rows_of_several_directories(store, tmp_path):
+    """load_profile_rows: first directory wins a shared key; rows of other
+    hardware are left out."""
+    from learned_cost.train.build import load_profile_rows
+
+    s, _, _ = store
+    other = ProfileStore(tmp_path / "other")
+    other.add_ttir(list(s.load_ttir().values()))
+    first = {k: v for k, v in s.load_rows().iloc[0].to_dict().items() if isinstance(v, str) or v == v}
+    other.append_rows([{**first, "latency_us": 999.0},
+                       {**first, "key": "elsewhere", "hardware": "ascend_910b"},
+                       {**first, "key": "extra"}])
+    rows, ttir = load_profile_rows([s.root, other.root], "h200")
+    by_key = rows.set_index("key")
+    assert by_key.loc[first["key"], "latency_us"] == first["latency_us"]
+    assert "extra" in by_key.index and "elsewhere" not in by_key.index
+    assert set(ttir) == set(s.load_ttir())
+
+
 def test_processes_give_the_same_table(store):
     s, _, _ = store
     prof = load_profile("h200")
