@@ -90,7 +90,11 @@ def train_from_table(ft: FeaturesTable, hardware: str, out: str | Path, params: 
     selection = None
     if variant is None:
         if table["family"].nunique() >= 2:
-            selection = select_variant(table, params, n_splits=select_splits, jobs=jobs)
+            # only variants that can be shipped: LambdaRank predicts no µs,
+            # so scoring it here would cost fits without changing the pick
+            # (`learned-cost evaluate` compares all three)
+            selection = select_variant(table, params, n_splits=select_splits, variants=LATENCY_VARIANTS,
+                                       jobs=jobs)
             variant = selection.variant
         else:
             variant = "log_ratio"
