@@ -86,6 +86,7 @@ MAX_REGION_DEPTH = 64
 
 _FUNC_OPS = frozenset({"tt.func", "func.func", "func", "llvm.func"})
 _MODULE_OPS = frozenset({"module", "builtin.module"})
+_NOT_PLAIN = _FUNC_OPS | _MODULE_OPS  # never read by the one-line fast paths
 _AXIS_NAMES = {"x": "0", "y": "1", "z": "2"}
 _PROGRAM_AXIS_OPS = frozenset({"tt.get_program_id", "tt.get_num_programs"})
 
@@ -95,6 +96,34 @@ _OP_NAME = re.compile(r"[A-Za-z_][\w$]*(?:\.[\w$]+)+|module|func")
 _BAD_CHARS = re.compile(r"[\x00-\x08\x0e-\x1f\x7f]")
 _ALLOWED_ASCII = bytes(range(0x20, 0x7F)) + b"\t\n\r\x0b\x0c"
 _REGION = "\x00region"  # placeholder token for a parsed region
+
+# The master line tokenizer, run once over the whole (cleaned) text. Each
+# match is one line, newline included. A plain one-line op
+#     %r = dialect.op kw, %a, %b, key = v {k = 1 : i32} : T1, T2 -> T3
+# is split into fields (result, name, leading keyword or literal, operands
+# without their first '%', one trailing key = value, attribute-dict body,
+# type text); any other line matches the last alternative, gives empty
+# fields and is read as before. Fields are kept loose where a strict
+# character class would cost time on every line (op name, attribute dict,
+# type text): :meth:`_Parser.plain_op` checks those once per distinct
+# spelling (memoized), so that only lines ``simple_op`` reads the same way
+# (no parentheses, quotes, brackets, nested braces, "loc" or "//") take this
+# path. Every part is a run of one character class, so each line is scanned
+# a bounded number of times: linear in the text.
+_LINE_FIELDS = re.compile(
+    r"(?a)[ \t]*"
+    r"(?:%([\w.$-]+) = )?"  # result
+    r"([A-Za-z_][\w$.]*)"  # op name (checked against _OP_NAME)
+    r"(?: ([\w.+-]+(?:<[\w.+-]*>)?)(?:,(?= %)|(?=\n| : | \{)))?"  # keyword or literal
+    r"(?: %([\w.$#-]+(?:, %[\w.$#-]+)*)(?:, ([A-Za-z_]\w*) = ([\w.+-]+))?)?"  # operands, key = value
+    r"(?: \{([^{}\n]*)\})?"  # attribute dict body
+    r"(?: : ([^\n]+))?"  # type text (never empty)
+    r"\n"
+    r"|[^\n]*\n"
+)
+# type text the fast paths read as ``simple_op`` does: single-spaced words
+# without brackets, quotes, '%' or '/'
+_PLAIN_TYPES = re.compile(r'[^\s{}()"\[\]/%]+(?: [^\s{}()"\[\]/%]+)*')
 
 Parsed = Union[Operation, Function]
 
@@ -157,7 +186,7 @@ class _Parser:
         self.lines = text.split("\n")
         self.n = len(self.lines)
         # cleaned lines: stripped, trailing loc(...) cut, "" for skipped lines
-        clean = [s.strip() for s in self.lines]
+        clean = list(map(str.strip, self.lines))
         # only lines holding "loc(" or starting with '/', '#', '!' change
         # when cleaned; a text with neither skips the per-line look
         joined = "\n" + "\n".join(clean)
@@ -173,7 +202,14 @@ class _Parser:
                         s = clean[i] = s[:j]
                 if "loc(" in s or s[0] in "/#!":
                     clean[i] = clean_line(s)
+            src = "\n".join(clean)
+        else:
+            src = text
         self.clean_lines = clean
+        # one pass of the line tokenizer over the whole text: row li holds the
+        # fields of line li when it is a plain one-line op, else empty fields
+        self.rows = _LINE_FIELDS.findall(src + "\n")
+        self.no_loc = "loc" not in src  # else plain lines are checked one by one
         self.functions: list[Function] = []
         self.module_attrs: dict[str, str] = {}
 
@@ -257,6 +293,10 @@ class _Parser:
         region = Region(blocks=[block])
         ops = block.operations
         lines = self.clean_lines
+        rows = self.rows
+        no_loc = self.no_loc
+        simple_names = _SIMPLE_NAMES
+        plain_types = _PLAIN_TYPE_CACHE
         n = self.n
         simple_op = self.simple_op
         while True:
@@ -266,6 +306,35 @@ class _Parser:
                     f"unexpected end of input: region opened on line {opener + 1} is never closed",
                     "{",
                 )
+            row = rows[li]
+            if row[1] and (no_loc or "loc" not in lines[li]):
+                # the most common line, inlined: known op name and type text,
+                # no keyword, no attribute dict (what plain_op gives for it)
+                res, name, kw, opt, ka, kv, attrt, tkey = row
+                if not kw and not attrt and name in simple_names and name not in _PROGRAM_AXIS_OPS:
+                    hit = plain_types.get((name, tkey, 1 if res else 0))
+                    if hit is not None:
+                        ops.append(
+                            Operation(
+                                name,
+                                [res] if res else [],
+                                opt.split(", %") if opt else [],
+                                list(hit[1]),
+                                list(hit[0]) if opt else [],
+                                {ka: kv} if ka else {},
+                                {},
+                                [],
+                                [],
+                                li + 1,
+                            )
+                        )
+                        li += 1
+                        continue
+                op = self.plain_op(li, row)
+                if op is not None:
+                    ops.append(op)
+                    li += 1
+                    continue
             s = lines[li]
             if not s:
                 li += 1
@@ -330,6 +399,56 @@ class _Parser:
         return self.interpret(first, stream, regions), li + 1
 
     # ------------------------------------------------------------ fast path
+
+    def plain_op(self, li: int, row: tuple) -> Operation | None:
+        """The op of a line the master tokenizer split into fields (see
+        ``_LINE_FIELDS``); ``None`` sends the line to :meth:`simple_op`. Gives
+        exactly what :meth:`simple_op` gives for the same line, without
+        splitting and re-checking it in Python."""
+        res, name, kw, opt, ka, kv, attrt, tkey = row
+        if name not in _SIMPLE_NAMES:
+            if _OP_NAME.fullmatch(name) is None or name in _NOT_PLAIN:
+                return None
+            if len(_SIMPLE_NAMES) < 4096:
+                _SIMPLE_NAMES.add(name)
+        if attrt:
+            items = _attr_dict_text(attrt)
+            if items is None or "/" in attrt:
+                return None
+            attrs = dict(items)
+        else:
+            attrs = {}
+        if opt:
+            operands = opt.split(", %")
+            if ka:
+                attrs.setdefault(ka, kv)
+        else:
+            operands = []
+        words = None
+        if kw:
+            if name.endswith(".constant"):
+                if opt:
+                    return None
+                # custom form: the literal and its type are the value
+                attrs["value"] = f"{kw} : {tkey}" if tkey else kw
+            else:
+                words = [kw]
+        results = [res] if res else []
+        key = (name, tkey, len(results))
+        hit = _PLAIN_TYPE_CACHE.get(key)
+        if hit is None:
+            if tkey and _PLAIN_TYPES.fullmatch(tkey) is None:
+                return None
+            try:
+                hit = _types_from_key(name, tkey, len(results))
+            except ValueError:
+                return None
+            if len(_PLAIN_TYPE_CACHE) < 8192:
+                _PLAIN_TYPE_CACHE[key] = hit
+        op = Operation(name, results, operands, list(hit[1]), list(hit[0]) if operands else [], attrs, {}, [], [], li + 1)
+        if words or name in _PROGRAM_AXIS_OPS:
+            _finish(op, words or [])
+        return op
 
     def simple_op(self, li: int, s: str) -> Operation | None:
         """One-line op without parentheses, quotes or brackets; ``None`` to
@@ -836,6 +955,8 @@ def _attr_dict_text(text: str) -> tuple[tuple[str, str], ...] | None:
 
 
 _TYPE_KEY_CACHE: dict[tuple[str, str, int], tuple[tuple[Type, ...], tuple[Type, ...]]] = {}
+# the same, holding only type texts that passed the _PLAIN_TYPES check
+_PLAIN_TYPE_CACHE: dict[tuple[str, str, int], tuple[tuple[Type, ...], tuple[Type, ...]]] = {}
 
 
 def _types_from_key(name: str, tkey: str, nres: int) -> tuple[tuple[Type, ...], tuple[Type, ...]]:
