@@ -30,6 +30,8 @@ _LINE_TOKEN = re.compile(
 def tokenize_line(line: str) -> list[str]:
     """Tokens of one line, a trailing ``// comment`` removed."""
     toks = _LINE_TOKEN.findall(line)
+    if "//" not in line:
+        return toks  # no token can be a comment: skip the scan
     for k, t in enumerate(toks):
         if t[0] == "/" and t.startswith("//"):
             del toks[k:]
