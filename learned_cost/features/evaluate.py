@@ -53,7 +53,7 @@ from ..ttir.ir import (
 )
 from . import symbolic as S
 from .optable import EW_CLASSES
-from .prepare import FuncInfo, blocks_to_walk, plan, prepared, pressure, tinfo
+from .prepare import _TYPE_INFO, FuncInfo, blocks_to_walk, plan, prepared, pressure, tinfo
 from .values import (
     VALUE_HANDLERS,
     BlockPtr,
@@ -263,11 +263,12 @@ class Evaluator:
         if steps is None:
             steps = plan(fr.fi, block)
         term = None
+        pure = self._pure
         for op, cls, entry in steps:
-            if cls == "term":
+            if cls == "pure":
+                pure(fr, op, entry, mults, floor)
+            elif cls == "term":
                 term = op
-            elif cls == "pure":
-                self._pure(fr, op, entry, mults, floor)
             elif cls == "load" or cls == "store":
                 self._memory(fr, op, cls, mults)
             elif cls == "for":
@@ -344,7 +345,10 @@ class Evaluator:
         w = mults[level]
         c = self.c
         c["ops_total"] += w
-        info = tinfo(rtype)
+        # tinfo(rtype), inlined: this runs for every costed pure op
+        info = _TYPE_INFO.get(id(rtype))
+        if info is None or info.ref is not rtype:
+            info = tinfo(rtype)
         if cls == "layout":
             c["layout_ops"] += w
             c["layout_elems"] += w * info.numel

@@ -26,6 +26,8 @@ PURE_CLASSES = frozenset(EW_CLASSES) | {"layout", "free"}
 STOP_OPS = TERMINATORS | {"tt.return", "func.return"}
 _CALL_OPS = frozenset(name for name, cls in OP_CLASS.items() if cls == "call")
 _PURE_OPS = frozenset(name for name, cls in OP_CLASS.items() if cls in PURE_CLASSES)
+# pure op name -> its cost class (one lookup answers both questions)
+_PURE_CLASS = {name: cls for name, cls in OP_CLASS.items() if cls in PURE_CLASSES}
 
 
 class TypeInfo:
@@ -280,25 +282,27 @@ def _value_numbering(fi: FuncInfo, block: Block, table: dict, scope: list, summa
     summary into ``summaries`` (inner blocks are finished first, bottom-up)."""
     live, alias, const, opnd, res, dup = fi.live, fi.alias, fi.const, fi.opnd, fi.res, fi.dup
     nested = fi.nested
+    pure_class = _PURE_CLASS
     steps: list = []
     last: dict = {}  # key (after aliasing) -> index of the last step using it
     for op in block.operations:
         oid = id(op)
         name = op.name
         used = opnd[oid]
+        regions = op.regions
         if oid not in live:
             if name not in STOP_OPS:
                 continue
             step = (op, "term", None)
-        elif op.regions:
-            for region in op.regions:
+        elif regions:
+            for region in regions:
                 for inner in region.blocks[:1]:
                     added: list = []
                     _value_numbering(fi, inner, table, added, summaries)
                     for key in added:  # leaving the region: its values go out of scope
                         table.pop(key, None)
             step = (op, "term", None) if name in STOP_OPS else (op, OP_CLASS.get(name), None)
-        elif name not in _PURE_OPS:
+        elif (cls := pure_class.get(name)) is None:
             step = (op, "term", None) if name in STOP_OPS else (op, OP_CLASS.get(name), None)
         else:
             ops = tuple(map(alias.get, used, used)) if alias else tuple(used)
@@ -332,12 +336,12 @@ def _value_numbering(fi: FuncInfo, block: Block, table: dict, scope: list, summa
                     step = (op, "term", None)
                 else:
                     folded = bool(results) and results[0] in const
-                    step = (op, "pure", (OP_CLASS[name], ops, results, folded, rtype))
+                    step = (op, "pure", (cls, ops, results, folded, rtype))
         # every alias a step's keys can take is settled by now (a value is
         # defined before its uses, nested regions are numbered above)
         i = len(steps)
         steps.append(step)
-        if op.regions:
+        if regions:
             inner_used = nested.get(oid)
             if inner_used:
                 used = used + inner_used
@@ -357,6 +361,7 @@ def _block_pressure(fi: FuncInfo, block: Block, steps: list, last: dict, summari
     last step using each key and the summaries of its inner blocks; the same
     figures :func:`_peak_live` gives, without walking inner blocks again."""
     const, res, types = fi.const, fi.res, fi.types
+    type_info = _TYPE_INFO
     best, dim0, dim1, rank = 0, 1, 1, 0
     running = 0
     dies: dict[int, int] = {}
@@ -388,7 +393,10 @@ def _block_pressure(fi: FuncInfo, block: Block, steps: list, last: dict, summari
             t = types[r]
             if type(t) is not TensorType:
                 continue
-            info = tinfo(t)
+            # tinfo(t), inlined: this runs for every tensor result
+            info = type_info.get(id(t))
+            if info is None or info.ref is not t:
+                info = tinfo(t)
             if info.numel > best:
                 best = info.numel
                 dim0 = t.shape[0] if t.shape else 1

@@ -434,6 +434,8 @@ def _atom_keys(atom: Atom) -> set:
 
 
 def _independent_groups(atoms: list[Atom]) -> list[list[Atom]]:
+    if len(atoms) == 1:
+        return [list(atoms)]  # one atom is one group (the usual tail mask)
     groups: list[tuple[set, list[Atom]]] = []
     for atom in atoms:
         keys = _atom_keys(atom)
