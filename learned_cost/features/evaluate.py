@@ -75,9 +75,19 @@ from .values import (
 UNRESOLVED_LOOP_TRIPS = 1
 
 _EW_KEY = {cls: f"ew_{cls}_elems" for cls in EW_CLASSES}
+
+
+def _reduced_precision(dot: Operation) -> bool:
+    """Whether a dot on fp32 operands runs at reduced precision: the TTIR
+    writes ``inputPrecision = tf32`` (or ``tf32x3``, ``bf16x3``, ...) when
+    ``tl.dot`` is asked for it, and nothing for the default-valued IEEE
+    precision, which on an NVIDIA GPU runs on the FP32 cores instead of the
+    tensor cores."""
+    prec = dot.attributes.get("inputPrecision") or dot.properties.get("inputPrecision") or ""
+    return bool(prec) and not prec.strip().startswith("ieee")
 # counters that grow with the executed weight (the others are maxima or static)
 _ADDITIVE = (
-    "dot_ops", "dot_flops", "dot_flops_f16", "dot_flops_f32", "dot_flops_f8", "dot_flops_int",
+    "dot_ops", "dot_flops", "dot_flops_f16", "dot_flops_f32", "dot_flops_f32_ieee", "dot_flops_f8", "dot_flops_int",
     "ew_simple_elems", "ew_mul_elems", "ew_div_elems", "ew_transcendental_elems", "ew_cast_elems",
     "ew_cmp_select_elems", "ew_float_elems", "ew_int_elems",
     "reduce_ops", "reduce_elems", "scan_ops", "scan_elems", "layout_ops", "layout_elems",
@@ -138,7 +148,7 @@ class _Frame:
 
 
 _COUNT_KEYS = (
-    "dot_ops", "dot_flops", "dot_flops_f16", "dot_flops_f32", "dot_flops_f8", "dot_flops_int",
+    "dot_ops", "dot_flops", "dot_flops_f16", "dot_flops_f32", "dot_flops_f32_ieee", "dot_flops_f8", "dot_flops_int",
     "dot_m", "dot_n", "dot_k", "dot_operand_bytes", "dot_acc_bytes",
     "ew_simple_elems", "ew_mul_elems", "ew_div_elems", "ew_transcendental_elems", "ew_cast_elems",
     "ew_cmp_select_elems", "ew_float_elems", "ew_int_elems", "ew_total_elems",
@@ -456,6 +466,8 @@ class Evaluator:
             key = {"f16": "dot_flops_f16", "f32": "dot_flops_f32", "f8": "dot_flops_f8", "int": "dot_flops_int"}.get(cls)
             if key:
                 c[key] += w * flops
+            if cls == "f32" and not _reduced_precision(op):
+                c["dot_flops_f32_ieee"] += w * flops
             if flops > self.best_dot:
                 self.best_dot = flops
                 c["dot_m"], c["dot_n"], c["dot_k"] = float(m), float(n), float(k)

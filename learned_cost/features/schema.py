@@ -23,7 +23,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-FEATURE_SCHEMA_VERSION = 1
+# 2: dot_flops_f32_ieee (full-precision fp32 dots apart from tf32 ones)
+FEATURE_SCHEMA_VERSION = 2
 
 # (name, description). Order is part of the schema.
 FEATURES: tuple[tuple[str, str], ...] = (
@@ -65,6 +66,7 @@ FEATURES: tuple[tuple[str, str], ...] = (
     ("dot_flops", "2*M*N*K summed over executed dots"),
     ("dot_flops_f16", "dot FLOPs with fp16 or bf16 operands"),
     ("dot_flops_f32", "dot FLOPs with fp32 operands (tf32 or full fp32)"),
+    ("dot_flops_f32_ieee", "the part of dot_flops_f32 at full IEEE precision (no inputPrecision attribute)"),
     ("dot_flops_f8", "dot FLOPs with fp8 operands"),
     ("dot_flops_int", "dot FLOPs with integer operands"),
     ("dot_operand_bytes", "element size of the largest dot's operands"),

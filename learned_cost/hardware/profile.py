@@ -137,13 +137,22 @@ class HardwareProfile:
 
     def effective_matrix_tflops(self, dtype: str) -> float:
         """Chip-wide matrix-unit peak in TFLOP/s for operand class ``dtype``
-        (``fp16`` covers fp16 and bf16; ``fp32``; ``fp8``; ``int8``).
+        (``fp16`` covers fp16 and bf16; ``fp32``: fp32 operands at the
+        precision ``tl.dot`` uses by default, TF32 on NVIDIA; ``fp32_ieee``:
+        fp32 operands at full precision; ``fp8``; ``int8``).
 
-        Measured matmul ceilings win. A dtype without a figure is derived from
-        fp16: fp32 at half rate, fp8 and int8 at double rate (the ratios of
-        the 910B and H200 figures)."""
-        if dtype not in ("fp16", "fp32", "fp8", "int8"):
-            raise ValueError(f"unknown matrix dtype {dtype!r}; expected fp16, fp32, fp8 or int8")
+        Measured matmul ceilings win. ``fp32_ieee`` without a figure of its
+        own is the ``fp32`` rate (a chip whose matrix unit takes fp32 at one
+        precision). Another dtype without a figure is derived from fp16: fp32
+        at half rate, fp8 and int8 at double rate (the ratios of the 910B and
+        H200 figures)."""
+        if dtype not in ("fp16", "fp32", "fp32_ieee", "fp8", "int8"):
+            raise ValueError(f"unknown matrix dtype {dtype!r}; expected fp16, fp32, fp32_ieee, fp8 or int8")
+        if dtype == "fp32_ieee":
+            if _positive(self.measured.get("matmul_tflops_fp32_ieee")):
+                return float(self.measured["matmul_tflops_fp32_ieee"])
+            v = self.matrix_tflops.get("fp32_ieee")
+            return float(v) if _positive(v) else self.effective_matrix_tflops("fp32")
         if dtype == "fp16":
             m = [self.measured.get("matmul_tflops_fp16"), self.measured.get("matmul_tflops_bf16")]
             m = [float(x) for x in m if _positive(x)]
@@ -175,7 +184,7 @@ class HardwareProfile:
             "load_startup_cycles": self.load_startup_cycles,
             "store_startup_cycles": self.store_startup_cycles,
             "loads_stores_share_pipe": self.loads_stores_share_pipe,
-            "matrix_tflops": {k: self.effective_matrix_tflops(k) for k in ("fp16", "fp32", "fp8", "int8")},
+            "matrix_tflops": {k: self.effective_matrix_tflops(k) for k in ("fp16", "fp32", "fp32_ieee", "fp8", "int8")},
             "vector_bytes_per_instruction": self.vector_bytes_per_instruction,
             "vector_head_cycles": self.vector_head_cycles,
             "vector_op_cycles": dict(self.vector_op_cycles),
@@ -299,7 +308,7 @@ def profile_from_dict(raw: Any, path: str = "") -> HardwareProfile:
     if not isinstance(tfl, dict):
         raise ProfileError(f"hardware profile {where}: matrix.tflops must be an object, got {tfl!r}")
     mt = {"fp16": num(tfl, "fp16", "matrix.tflops.", positive=True)}
-    for k in ("fp32", "int8", "fp8"):
+    for k in ("fp32", "fp32_ieee", "int8", "fp8"):
         mt[k] = num(tfl, k, "matrix.tflops.", positive=True, optional=True)
     tile = mat.get("tile_mnk", [1, 1, 1])
     if not (isinstance(tile, list) and len(tile) == 3 and all(isinstance(t, int) and t >= 1 for t in tile)):
@@ -317,7 +326,8 @@ def profile_from_dict(raw: Any, path: str = "") -> HardwareProfile:
     if not isinstance(measured, dict):
         raise ProfileError(f"hardware profile {where}: measured must be an object, got {measured!r}")
     for k, v in measured.items():
-        if k.endswith(("_gbs", "_tflops_fp16", "_tflops_bf16", "_tflops_fp32", "_us")) and not _positive(v):
+        if k.endswith(("_gbs", "_tflops_fp16", "_tflops_bf16", "_tflops_fp32", "_tflops_fp32_ieee", "_us")) \
+                and not _positive(v):
             raise ProfileError(f"hardware profile {where}: measured.{k} must be a positive number, got {v!r}")
     occupancy = raw.get("occupancy") or {}
     if not isinstance(occupancy, dict):
@@ -380,6 +390,7 @@ _CEILING_KEYS = (
     ("matmul_fp16_TFLOPs", "matmul_tflops_fp16"),
     ("matmul_bf16_TFLOPs", "matmul_tflops_bf16"),
     ("matmul_tf32_TFLOPs", "matmul_tflops_fp32"),
+    ("matmul_fp32_TFLOPs", "matmul_tflops_fp32_ieee"),
 )
 
 
@@ -388,6 +399,7 @@ def measured_from_ceilings(ceilings: Mapping[str, Any], source: str = "") -> dic
 
     Accepts the keys of ``scripts/measure_ceilings.py`` (``copy_bandwidth_GBps``,
     ``matmul_fp16_TFLOPs``, ``matmul_bf16_TFLOPs``, ``matmul_tf32_TFLOPs``,
+    ``matmul_fp32_TFLOPs`` (full-precision fp32),
     ``empty_kernel_launch_us.median``) and the profile's own names. Raises
     ``ProfileError`` when no known ceiling is present or one is not positive.
     """

@@ -54,6 +54,8 @@ Vector and matrix work of one program at the whole core's rate (cycles of clock_
     v_prog     = [sum_c elems_c * op_cycles[c] * eb / bytes_per_instruction
                   + head_cycles * vector ops] / clock_mhz           (as in version 1)
     x_prog     = pad * sum_d dot_flops_d / (effective_matrix_tflops(d) * 1e6 / matrix_cores)
+                 d: fp16, fp32 (tf32: dot_flops_f32 - dot_flops_f32_ieee), fp32_ieee,
+                 fp8, int8 (version 3 split fp32 into tf32 and IEEE)
     f          = min(1, w / issue_units)          share of the core's issue slots one
                                                   program's warps can fill (1 on Ascend)
 
@@ -102,7 +104,7 @@ from ..features.schema import FeatureVector
 from ..hardware.profile import HardwareProfile
 
 # Bump whenever a formula changes: the digest is part of every cache key.
-ANALYTIC_VERSION = 2
+ANALYTIC_VERSION = 3
 
 # Vector op classes: (op_cycles key, feature holding its element count).
 _VECTOR_CLASSES = (
@@ -114,9 +116,12 @@ _VECTOR_CLASSES = (
     ("cmp_select", "ew_cmp_select_elems"),
 )
 # Matrix dtype classes: (effective_matrix_tflops key, feature holding FLOPs).
+# dot_flops_f32 includes dot_flops_f32_ieee: the fp32 class is costed on the
+# difference (tf32), the IEEE part at its own rate.
 _MATRIX_CLASSES = (
     ("fp16", "dot_flops_f16"),
     ("fp32", "dot_flops_f32"),
+    ("fp32_ieee", "dot_flops_f32_ieee"),
     ("fp8", "dot_flops_f8"),
     ("int8", "dot_flops_int"),
 )
@@ -157,7 +162,7 @@ def _core_matrix_rates(profile: HardwareProfile) -> dict[str, float]:
     hot path asks for them on every prediction)."""
     hit = _RATE_CACHE.get(profile.digest)
     if hit is None:
-        hit = {d: profile.effective_matrix_tflops(d) * 1e6 / profile.matrix_cores for d in ("fp16", "fp32", "fp8", "int8")}
+        hit = {d: profile.effective_matrix_tflops(d) * 1e6 / profile.matrix_cores for d in ("fp16", "fp32", "fp32_ieee", "fp8", "int8")}
         with _OCC_LOCK:
             _RATE_CACHE[profile.digest] = hit
     return hit
@@ -381,8 +386,11 @@ def analytic_breakdown(features: FeatureVector, profile: HardwareProfile) -> Ana
             pad = _padded(m, tm) * _padded(nn, tn) * _padded(kk, tk) / (m * nn * kk)
         rates = _core_matrix_rates(profile)
         classified = 0.0
+        ieee = g("dot_flops_f32_ieee")
         for dtype, feat in _MATRIX_CLASSES:
             fl = g(feat)
+            if dtype == "fp32":
+                fl = max(0.0, fl - ieee)
             classified += fl
             x_prog += fl / rates[dtype]
         rest = max(0.0, dot_flops - classified)  # dtype not reported: costed at the fp16 rate

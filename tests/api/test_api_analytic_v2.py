@@ -40,7 +40,7 @@ def dot_vec(**values) -> FeatureVector:
 
 
 def test_version_and_digest():
-    assert ANALYTIC_VERSION == 2 and AnalyticModel().digest == "analytic-v2"
+    assert ANALYTIC_VERSION == 3 and AnalyticModel().digest == "analytic-v3"
 
 
 def test_h200_occupancy_is_the_published_one():
