@@ -19,6 +19,10 @@ kernel give the same counts:
 
 Rules for what cannot be known statically (documented in ``extract``):
 
+* ``scf.for`` whose bound is ``arith.min*`` / ``arith.max*`` of known
+  integers that depend on program ids (causal attention's
+  ``min((pid + 1) * BLOCK_M, seq_len)``): the trip count is averaged over
+  the grid like any other program-dependent bound.
 * ``scf.for`` whose bounds cannot be evaluated: ``UNRESOLVED_LOOP_TRIPS``
   iterations, ``unresolved_loops`` += 1 and a warning. ``scf.while``: when its
   condition compares a carried integer that moves by a constant per trip with
@@ -75,6 +79,8 @@ from .values import (
 UNRESOLVED_LOOP_TRIPS = 1
 
 _EW_KEY = {cls: f"ew_{cls}_elems" for cls in EW_CLASSES}
+# integer min/max ops whose symbolic result can bound a loop (_extremum_bound)
+_EXTREMA = {"arith.minsi": min, "arith.minui": min, "arith.maxsi": max, "arith.maxui": max}
 
 
 def _reduced_precision(dot: Operation) -> bool:
@@ -524,6 +530,24 @@ class Evaluator:
                 return S._make(c, terms)
         return v
 
+    def _extremum_bound(self, fr: _Frame, key):
+        """A loop bound computed by ``arith.min*`` / ``arith.max*`` of two
+        known integers, at least one symbolic (``min((pid + 1) * BLOCK,
+        n)``): an :class:`S.Extremum` that ``trip_stats`` evaluates per
+        program. None for anything else."""
+        if key is None:
+            return None
+        d = fr.fi.defs[key]
+        if d[0] != "res" or d[2] != 0:
+            return None
+        fn = _EXTREMA.get(d[1].name)
+        if fn is None:
+            return None
+        parts = tuple(as_number(self._ctrl(fr.env.get(k))) for k in self._operands(fr, d[1]))
+        if len(parts) != 2 or None in parts:
+            return None
+        return S.Extremum(fn, parts)
+
     def _domains(self) -> dict[str, int]:
         d = dict(self.ctrl_domains)
         d.update(self.out.domains)
@@ -533,6 +557,9 @@ class Evaluator:
         ops = self._operands(fr, op)
         w = mults[-1]
         bounds = [as_number(self._ctrl(fr.env.get(o))) for o in ops[:3]]
+        for i in range(min(2, len(bounds))):
+            if bounds[i] is None:
+                bounds[i] = self._extremum_bound(fr, ops[i])
         lb, ub, step = bounds + [None] * (3 - len(bounds))
 
         mean, most = trip_stats(lb, ub, step, self._domains())
@@ -555,8 +582,10 @@ class Evaluator:
                 self.nsym += 1
                 self.out.domains[jname] = max(1, most)
                 iv_val = S.add(lb, S.scale(S.sym(jname), step))
-                if type(lb) is not int or type(ub) is not int:
+                if (type(lb) is not int or type(ub) is not int) and type(ub) is not S.Extremum:
                     # trips vary with other symbols: remember which iterations run
+                    # (not for a min/max bound: masks inside such a loop are
+                    # averaged over its longest trip count)
                     self.out.guards[jname] = S.sub(iv_val, ub)
             args = fr.fi.bargs.get(id(body), [])
             if args:

@@ -23,7 +23,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-# 2: dot_flops_f32_ieee (full-precision fp32 dots apart from tf32 ones)
+# 2: dot_flops_f32_ieee (full-precision fp32 dots apart from tf32 ones);
+#    loop bounds min/max(f(program id), n) resolved per program (causal loops)
 FEATURE_SCHEMA_VERSION = 2
 
 # (name, description). Order is part of the schema.

@@ -114,10 +114,30 @@ def mul(a: Scalar, b: Scalar) -> Scalar:
     return None
 
 
-def substitute(a: Scalar, values: dict[str, int]) -> int | None:
-    """Concrete value of ``a`` with every symbol taken from ``values``."""
+class Extremum:
+    """``min`` or ``max`` of int / Aff parts: a loop bound such as
+    ``min((pid + 1) * BLOCK_M, seq_len)`` (causal attention). Only loop
+    bounds take this form; it is evaluated point by point over the
+    symbols' domains and never enters the value environment."""
+
+    __slots__ = ("fn", "parts")
+
+    def __init__(self, fn, parts: tuple):
+        self.fn = fn  # the builtin min or max
+        self.parts = parts
+
+    def __repr__(self) -> str:
+        return f"{self.fn.__name__}{self.parts!r}"
+
+
+def substitute(a, values: dict[str, int]) -> int | None:
+    """Concrete value of ``a`` (int, Aff or Extremum) with every symbol taken
+    from ``values``."""
     if a is None or type(a) is int:
         return a  # type: ignore[return-value]
+    if type(a) is Extremum:
+        got = [substitute(p, values) for p in a.parts]
+        return None if None in got else a.fn(got)
     v = a.c  # type: ignore[union-attr]
     for s, k in a.terms:  # type: ignore[union-attr]
         if s not in values:
@@ -129,7 +149,11 @@ def substitute(a: Scalar, values: dict[str, int]) -> int | None:
 def symbols_of(values: Iterable[Scalar]) -> list[str]:
     out: list[str] = []
     for v in values:
-        if type(v) is Aff:
+        if type(v) is Extremum:
+            for s in symbols_of(v.parts):
+                if s not in out:
+                    out.append(s)
+        elif type(v) is Aff:
             for s, _ in v.terms:
                 if s not in out:
                     out.append(s)

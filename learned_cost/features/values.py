@@ -148,11 +148,12 @@ def trip_stats(lb, ub, step, domains: dict[str, int]) -> tuple[float | None, int
     if any(name not in domains for name in syms):
         return None, 0
     if S.combo_count(syms, domains) >= S.VECTOR_MIN_POINTS:
-        forms = [_linear_form(lb, syms), _linear_form(ub, syms)]
+        parts = _affine_parts(lb) + _affine_parts(ub)
+        forms = [_linear_form(p, syms) for p in parts]
         if S.int64_safe(forms, syms, domains):
             cols = S.combo_columns(syms, domains)
-            lo = S.linear_column(*forms[0], cols)
-            hi = S.linear_column(*forms[1], cols)
+            lo = _bound_column(lb, syms, cols)
+            hi = _bound_column(ub, syms, cols)
             trips = np.maximum(0, -((lo - hi) // step))
             return int(trips.sum()) / len(trips), int(trips.max())
     total = 0
@@ -167,6 +168,22 @@ def trip_stats(lb, ub, step, domains: dict[str, int]) -> tuple[float | None, int
         most = max(most, n)
         points += 1
     return (total / points, most) if points else (None, 0)
+
+
+def _affine_parts(v) -> list:
+    """The int / Aff leaves of a bound (itself unless an Extremum)."""
+    return [q for p in v.parts for q in _affine_parts(p)] if type(v) is S.Extremum else [v]
+
+
+def _bound_column(v, syms: list[str], cols: list[np.ndarray]) -> np.ndarray:
+    """A bound's value at every point of ``cols``, as int64."""
+    if type(v) is S.Extremum:
+        columns = [_bound_column(p, syms, cols) for p in v.parts]
+        out = columns[0]
+        for c in columns[1:]:
+            out = np.minimum(out, c) if v.fn is min else np.maximum(out, c)
+        return out
+    return S.linear_column(*_linear_form(v, syms), cols)
 
 
 def _linear_form(v, syms: list[str]) -> tuple[int, tuple[int, ...]]:

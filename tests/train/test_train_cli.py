@@ -5,6 +5,20 @@ from __future__ import annotations
 from learned_cost.train.cli import main
 
 
+def _fixture_store(path):
+    """The profile store of test_train_features_table.make_fixture_store
+    (loaded by path: tests are not a package) written at ``path``."""
+    import importlib.util
+    from pathlib import Path
+
+    spec = importlib.util.spec_from_file_location(
+        "train_ft_fixtures", Path(__file__).with_name("test_train_features_table.py"))
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    mod.make_fixture_store(path)
+    return path
+
+
 def test_train_rejects_missing_data(tmp_path, capsys):
     rc = main(["train", "--data", str(tmp_path / "nope"), "--hardware", "h200", "--out", str(tmp_path / "m")])
     assert rc == 2
@@ -30,15 +44,7 @@ def test_retrain_dry_run_lists_the_steps(capsys):
 
 
 def test_train_and_evaluate_end_to_end(tmp_path, monkeypatch, capsys):
-    import importlib.util
-    from pathlib import Path
-
-    spec = importlib.util.spec_from_file_location(
-        "train_ft_fixtures", Path(__file__).with_name("test_train_features_table.py"))
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    data = tmp_path / "data"
-    mod.make_fixture_store(data)
+    data = _fixture_store(tmp_path / "data")
     monkeypatch.setenv("LEARNED_COST_CACHE", str(tmp_path / "cache"))
     fit = ["--rounds", "5", "--threads", "1", "--jobs", "1", "--quiet"]
     rc = main(["train", "--data", str(data), "--hardware", "h200", "--out", str(tmp_path / "m"), *fit])
@@ -57,17 +63,11 @@ def test_train_includes_autotune_feedback_and_extra_data(tmp_path, monkeypatch, 
     """--feedback adds the autotuner's store (here: the feedback rows of the
     committed H200 autotune benchmark, real timings whose ``correct`` is
     null) and --extra-data another profile directory."""
-    import importlib.util
     import json
     import shutil
     from pathlib import Path
 
-    spec = importlib.util.spec_from_file_location(
-        "train_ft_fixtures2", Path(__file__).with_name("test_train_features_table.py"))
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    data = tmp_path / "data"
-    mod.make_fixture_store(data)
+    data = _fixture_store(tmp_path / "data")
     bench_fb = Path(__file__).resolve().parents[2] / "reports" / "autotune" / "h200_learned" / "feedback" / "h200"
     cache = tmp_path / "xdg"
     shutil.copytree(bench_fb, cache / "learned_cost" / "feedback" / "h200")
