@@ -306,11 +306,12 @@ class Evaluator:
         return term
 
     def _operands(self, fr: _Frame, op: Operation) -> list:
-        alias = fr.fi.alias
-        return [alias.get(k, k) for k in fr.fi.opnd[id(op)]]
+        fi = fr.fi
+        alias = fi.alias
+        return [alias.get(k, k) for k in fi.opnd[fi.index[id(op)]]]
 
     def _results_opaque(self, fr: _Frame, op: Operation, level: int, tainted: bool) -> None:
-        for r in fr.fi.res[id(op)]:
+        for r in fr.fi.res[fr.fi.index[id(op)]]:
             fr.env[r] = None
             fr.level[r] = level
             if tainted:
@@ -482,7 +483,7 @@ class Evaluator:
         tainted = any(o in fr.taint for o in ops)
         self._results_opaque(fr, op, len(mults) - 1, tainted)
         if len(ops) > 2 and ops[2] in fr.fi.const:
-            fr.dotz.update(fr.fi.res[id(op)])
+            fr.dotz.update(fr.fi.res[fr.fi.index[id(op)]])
 
     def _reduce(self, fr: _Frame, op: Operation, cls: str, mults: list) -> None:
         w = mults[-1]
@@ -614,7 +615,7 @@ class Evaluator:
                         self.out.aliases[cname] = S.scale(S.sym(jname), delta)
         else:
             yields = []
-        for i, r in enumerate(fr.fi.res[id(op)]):
+        for i, r in enumerate(fr.fi.res[fr.fi.index[id(op)]]):
             fr.env[r] = None
             fr.level[r] = len(mults) - 1
             init = ops[3 + i] if 3 + i < len(ops) else None
@@ -671,7 +672,7 @@ class Evaluator:
             ys = self._operands(fr, term) if term is not None else []
             results_by_branch.append(ys)
         taken = [ys for ys in results_by_branch if ys is not None]
-        for i, r in enumerate(fr.fi.res[id(op)]):
+        for i, r in enumerate(fr.fi.res[fr.fi.index[id(op)]]):
             vals = [fr.env.get(ys[i]) if i < len(ys) else None for ys in taken]
             fr.env[r] = vals[0] if vals and all(v == vals[0] for v in vals[1:]) else None
             fr.level[r] = len(mults) - 1
@@ -810,7 +811,7 @@ class Evaluator:
             return
         argv = [fr.env.get(o) for o in ops]
         vals, taints = self._call(fn, argv, tainted_args, [w], depth)
-        for i, r in enumerate(fr.fi.res[id(op)]):
+        for i, r in enumerate(fr.fi.res[fr.fi.index[id(op)]]):
             fr.env[r] = vals[i] if i < len(vals) else None
             fr.level[r] = len(mults) - 1
             if (i < len(taints) and taints[i]) or any(tainted_args):

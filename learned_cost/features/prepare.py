@@ -28,6 +28,9 @@ _CALL_OPS = frozenset(name for name, cls in OP_CLASS.items() if cls == "call")
 _PURE_OPS = frozenset(name for name, cls in OP_CLASS.items() if cls in PURE_CLASSES)
 # pure op name -> its cost class (one lookup answers both questions)
 _PURE_CLASS = {name: cls for name, cls in OP_CLASS.items() if cls in PURE_CLASSES}
+# ops that can never be a liveness root (known, not side-effecting, not calls);
+# the others are collected while indexing so liveness need not scan every op
+_NOT_ROOT = (frozenset(OP_CLASS) | TERMINATORS) - SIDE_EFFECT_OPS - _CALL_OPS
 
 
 class TypeInfo:
@@ -93,27 +96,34 @@ class FuncInfo:
     """
 
     __slots__ = (
-        "__weakref__", "alias", "arg_keys", "bargs", "const", "defs", "dup", "has_side_effects", "live", "name",
-        "nested", "opnd", "ops", "parent", "plans", "res", "tiles", "types",
+        "__weakref__", "alias", "arg_keys", "bargs", "block_ops", "const", "defs", "dup", "has_side_effects",
+        "index", "live", "name", "nested", "opnd", "ops", "owner", "parent", "plans", "res", "roots", "tiles",
+        "types",
     )
 
     def __init__(self, fn: Function):
         self.name = fn.name
         self.defs: list[tuple] = []  # key -> ("res", op, index) | ("arg", owner op or None, region, index)
         self.types: list[object] = []  # key -> type
-        self.opnd: dict[int, list] = {}  # id(op) -> operand keys (None: undefined name)
-        self.res: dict[int, list[int]] = {}  # id(op) -> result keys
-        self.nested: dict[int, list] = {}  # id(op) -> keys used anywhere inside its regions
-        self.bargs: dict[int, list[int]] = {}  # id(block) -> argument keys
-        self.parent: dict[int, Operation | None] = {}
+        self.owner: list[int] = []  # key -> op index of its defining op (or region owner); -1: function argument
+        # Per-op data is stored by the op's position in ``ops`` (pre-order):
+        # list indexing is much cheaper than hashing id(op) in every pass.
         self.ops: list[Operation] = []
-        self.live: set[int] = set()
+        self.index: dict[int, int] = {}  # id(op) -> its position in ops
+        self.opnd: list[list] = []  # op index -> operand keys (None: undefined name)
+        self.res: list[list[int]] = []  # op index -> result keys
+        self.parent: list[int] = []  # op index -> index of the op whose region holds it; -1 at top level
+        self.nested: dict[int, list] = {}  # op index -> keys used anywhere inside its regions
+        self.block_ops: dict[int, list[int]] = {}  # id(block) -> indices of its ops, in order
+        self.roots: list[int] = []  # indices of the ops liveness must look at as possible roots
+        self.bargs: dict[int, list[int]] = {}  # id(block) -> argument keys
+        self.live: bytearray = bytearray()  # op index -> 1 if live
         self.has_side_effects = False
         self.tiles: tuple | None = None  # (peak bytes, max elems, dim0, dim1, max rank) of live values
         self.plans: dict[int, list] = {}  # id(block) -> its live ops, see plan()
         self.alias: dict[int, int] = {}  # key of a duplicate op's result -> the original's
         self.const: set[int] = set()  # keys of constants and of values folded from them
-        self.dup: set[int] = set()  # id(op) of ops identical to an earlier visible one
+        self.dup: set[int] = set()  # op indices of ops identical to an earlier visible one
         visible: dict[str, int] = {}
         self.arg_keys = []
         for i, (name, t) in enumerate(fn.arguments):
@@ -121,25 +131,39 @@ class FuncInfo:
             self.arg_keys.append(len(self.defs))
             self.defs.append(("arg", None, 0, i))
             self.types.append(t)
+            self.owner.append(-1)
         for block in blocks_to_walk(fn.body):
-            self._index_block(block, None, visible, None, None)
+            self._index_block(block, -1, visible, None, None)
+        # built in one go: cheaper than one Python-level store per op
+        self.index = dict(zip(map(id, self.ops), range(len(self.ops))))
 
     def _index_block(
-        self, block: Block, parent: Operation | None, visible: dict, undo: list | None, used: list | None
+        self, block: Block, parent: int, visible: dict, undo: list | None, used: list | None
     ) -> None:
         """Index ``block``; every key used in it (nested regions included) is
         appended to ``used`` unless it is None (the function body)."""
         parents, ops_list, opnd, res = self.parent, self.ops, self.opnd, self.res
-        defs, types = self.defs, self.types
+        defs, types, owner, roots = self.defs, self.types, self.owner, self.roots
+        not_root = _NOT_ROOT
         get = visible.get
+        idxs: list[int] = []
+        self.block_ops[id(block)] = idxs
         for op in block.operations:
-            oid = id(op)
-            parents[oid] = parent
+            oi = len(ops_list)
+            idxs.append(oi)
+            parents.append(parent)
             ops_list.append(op)
+            if op.name not in not_root:
+                roots.append(oi)
             keys = list(map(get, op.operands))
-            opnd[oid] = keys
+            opnd.append(keys)
             if used is not None:
                 used += keys
+            results = op.results
+            if not results:
+                res.append([])
+            else:
+                res.append(None)  # set below, after the nested regions are indexed
             if op.regions:
                 inner_used: list = []
                 for ri, region in enumerate(op.regions):
@@ -150,45 +174,46 @@ class FuncInfo:
                             k = len(defs)
                             defs.append(("arg", op, ri, ai))
                             types.append(t)
+                            owner.append(oi)
                             inner_undo.append((name, get(name)))
                             visible[name] = k
                             args.append(k)
                         self.bargs[id(block_)] = args
-                        self._index_block(block_, op, visible, inner_undo, inner_used)
+                        self._index_block(block_, oi, visible, inner_undo, inner_used)
                         # leaving the region: its names go out of scope
                         for name, prev in reversed(inner_undo):
                             if prev is None:
                                 visible.pop(name, None)
                             else:
                                 visible[name] = prev
-                self.nested[oid] = inner_used
+                self.nested[oi] = inner_used
                 if used is not None:
                     used += inner_used
-            results = op.results
             if not results:
-                res[oid] = []
                 continue
             rtypes = op.result_types
             k = len(defs)
             if len(results) == 1:
                 defs.append(("res", op, 0))
                 types.append(rtypes[0] if rtypes else None)
+                owner.append(oi)
                 r = results[0]
                 if undo is not None:
                     undo.append((r, get(r)))
                 visible[r] = k
-                res[oid] = [k]
+                res[oi] = [k]
                 continue
             ks = []
             for i, r in enumerate(results):
                 defs.append(("res", op, i))
                 types.append(rtypes[i] if i < len(rtypes) else None)
+                owner.append(oi)
                 if undo is not None:
                     undo.append((r, get(r)))
                 visible[r] = k
                 ks.append(k)
                 k += 1
-            res[oid] = ks
+            res[oi] = ks
 
 
 _PREPARED: dict[int, tuple] = {}
@@ -241,24 +266,24 @@ def plan(fi: FuncInfo, block: Block) -> list:
     """The steps of ``block`` for the evaluator: its live ops as
     (op, kind, entry) with kind "pure" | "term" | a cost class; pure ops carry
     (cost class, operand keys, result keys, value-numbering signature, type)."""
-    live = fi.live
+    live, index = fi.live, fi.index
     steps = []
     for op in block.operations:
         name = op.name
         if name in STOP_OPS:
             steps.append((op, "term", None))
             continue
-        oid = id(op)
-        if oid not in live:
+        oi = index.get(id(op))
+        if oi is None or not live[oi]:
             continue
-        if oid in fi.dup:
+        if oi in fi.dup:
             continue  # its results are aliases of an earlier op's
         cls = OP_CLASS.get(name)
         if cls in PURE_CLASSES and not op.regions:
             rtype = op.result_types[0] if op.result_types else None
             alias = fi.alias
-            ops = [alias.get(k, k) for k in fi.opnd[oid]]
-            res = fi.res[oid]
+            ops = [alias.get(k, k) for k in fi.opnd[oi]]
+            res = fi.res[oi]
             folded = bool(res) and res[0] in fi.const
             steps.append((op, "pure", (cls, ops, res, folded, rtype)))
         else:
@@ -277,20 +302,30 @@ def _value_numbering(fi: FuncInfo, block: Block, table: dict, scope: list, summa
     The same walk records each visited block's evaluation steps in
     ``fi.plans``, exactly as :func:`plan` would give them afterwards (the
     aliases and constants an op's step needs are settled before the op is
-    reached), so the evaluator finds them ready; and the last step using each
-    value, from which :func:`_block_pressure` puts the block's pressure
-    summary into ``summaries`` (inner blocks are finished first, bottom-up)."""
+    reached), so the evaluator finds them ready. It also gathers what the
+    block's pressure summary needs (the largest tile, the bytes each step's
+    results hold, the last step using each value), from which
+    :func:`_block_pressure` puts the summary into ``summaries`` (inner blocks
+    are finished first, bottom-up): the same figures :func:`_peak_live` gives,
+    without walking inner blocks again."""
     live, alias, const, opnd, res, dup = fi.live, fi.alias, fi.const, fi.opnd, fi.res, fi.dup
-    nested = fi.nested
+    nested, all_ops, types = fi.nested, fi.ops, fi.types
     pure_class = _PURE_CLASS
+    type_info = _TYPE_INFO
     steps: list = []
+    # per step: None, or the (key, bytes) of its results that hold register /
+    # UB bytes (constants are rematerialized where used, not held); region
+    # steps always get a list, their inner peaks are in region_peaks
+    step_adds: list = []
+    region_peaks: dict[int, list] = {}
+    best, dim0, dim1, rank = 0, 1, 1, 0  # largest tile and rank, in walk order
     last: dict = {}  # key (after aliasing) -> index of the last step using it
-    for op in block.operations:
-        oid = id(op)
+    for oi in fi.block_ops[id(block)]:
+        op = all_ops[oi]
         name = op.name
-        used = opnd[oid]
+        used = opnd[oi]
         regions = op.regions
-        if oid not in live:
+        if not live[oi]:
             if name not in STOP_OPS:
                 continue
             step = (op, "term", None)
@@ -318,10 +353,10 @@ def _value_numbering(fi: FuncInfo, block: Block, table: dict, scope: list, summa
                 tuple(attrs.items()) if attrs else (),
                 tuple(props.items()) if props else (),
             )
-            results = res[oid]
+            results = res[oi]
             prev = table.get(key)
             if prev is not None:
-                dup.add(oid)
+                dup.add(oi)
                 for r, p in zip(results, prev):
                     alias[r] = p
                 if name not in STOP_OPS:
@@ -341,55 +376,29 @@ def _value_numbering(fi: FuncInfo, block: Block, table: dict, scope: list, summa
         # defined before its uses, nested regions are numbered above)
         i = len(steps)
         steps.append(step)
+        adds = None
         if regions:
-            inner_used = nested.get(oid)
-            if inner_used:
-                used = used + inner_used
-        if alias:
-            for k in used:
-                last[alias.get(k, k)] = i
-        else:
-            for k in used:
-                last[k] = i
-    fi.plans[id(block)] = steps
-    summaries[id(block)] = _block_pressure(fi, block, steps, last, summaries)
-
-
-def _block_pressure(fi: FuncInfo, block: Block, steps: list, last: dict, summaries: dict) -> tuple:
-    """(peak live bytes above what enclosing blocks hold, max tensor elements,
-    its dim 0, its dim 1, max rank) while ``block`` runs, from its steps, the
-    last step using each key and the summaries of its inner blocks; the same
-    figures :func:`_peak_live` gives, without walking inner blocks again."""
-    const, res, types = fi.const, fi.res, fi.types
-    type_info = _TYPE_INFO
-    best, dim0, dim1, rank = 0, 1, 1, 0
-    running = 0
-    dies: dict[int, int] = {}
-    for key in fi.bargs.get(id(block), ()):
-        b = tinfo(types[key]).value_bytes
-        if b:
-            running += b
-            j = last.get(key, -1)
-            dies[j] = dies.get(j, 0) + b
-    running -= dies.pop(-1, 0)
-    peak = running
-    for i, (op, _kind, _entry) in enumerate(steps):
-        if op.regions:
-            for region in op.regions:
+            adds = []
+            peaks = []
+            for region in regions:
                 for inner_block in region.blocks[:1]:
                     inner = summaries.get(id(inner_block))
                     if inner is None:  # a block value numbering did not reach
                         tiles = [0, 1, 1, 0]
                         inner_peak = _peak_live(fi, inner_block, 0, tiles)
                         inner = (inner_peak, *tiles)
-                    if running + inner[0] > peak:  # noqa: PLR1730
-                        peak = running + inner[0]
+                    peaks.append(inner[0])
                     # the first largest tile in walk order wins, as in _peak_live
                     if inner[1] > best:
                         best, dim0, dim1 = inner[1], inner[2], inner[3]
                     if inner[4] > rank:  # noqa: PLR1730
                         rank = inner[4]
-        for r in res[id(op)]:
+            region_peaks[i] = peaks
+            inner_used = nested.get(oi)
+            if inner_used:
+                used = used + inner_used
+        # a result's constness is settled when its op is numbered (above)
+        for r in res[oi]:
             t = types[r]
             if type(t) is not TensorType:
                 continue
@@ -403,17 +412,58 @@ def _block_pressure(fi: FuncInfo, block: Block, steps: list, last: dict, summari
                 dim1 = t.shape[1] if len(t.shape) > 1 else 1
             if info.rank > rank:  # noqa: PLR1730
                 rank = info.rank
-            # constants are rematerialized where used, not held
             b = info.value_bytes
             if b and r not in const:
+                if adds is None:
+                    adds = [(r, b)]
+                else:
+                    adds.append((r, b))
+        step_adds.append(adds)
+        if alias:
+            for k in used:
+                last[alias.get(k, k)] = i
+        else:
+            for k in used:
+                last[k] = i
+    fi.plans[id(block)] = steps
+    peak = _block_pressure(fi, block, step_adds, region_peaks, last)
+    summaries[id(block)] = (peak, best, dim0, dim1, rank)
+
+
+def _block_pressure(fi: FuncInfo, block: Block, step_adds: list, region_peaks: dict, last: dict) -> int:
+    """Peak live bytes above what enclosing blocks hold while ``block`` runs,
+    from what :func:`_value_numbering` gathered: the bytes each step's
+    results hold, the peaks of the inner blocks of region steps and the last
+    step using each key. Between steps that add bytes the running total only
+    falls, so the peak is only checked where bytes are added."""
+    types = fi.types
+    running = 0
+    dies: dict[int, int] = {}
+    for key in fi.bargs.get(id(block), ()):
+        b = tinfo(types[key]).value_bytes
+        if b:
+            running += b
+            j = last.get(key, -1)
+            dies[j] = dies.get(j, 0) + b
+    running -= dies.pop(-1, 0)
+    peak = running
+    for i, adds in enumerate(step_adds):
+        if adds is not None:
+            if region_peaks:
+                peaks = region_peaks.get(i)
+                if peaks is not None:
+                    for p in peaks:
+                        if running + p > peak:  # noqa: PLR1730
+                            peak = running + p
+            for r, b in adds:
                 running += b
                 j = last.get(r, i)
                 dies[j] = dies.get(j, 0) + b
-        if running > peak:  # noqa: PLR1730 - a plain compare is cheaper than max() per op
-            peak = running
+            if running > peak:  # noqa: PLR1730 - a plain compare is cheaper than max() per op
+                peak = running
         if dies:
             running -= dies.pop(i, 0)
-    return (peak, best, dim0, dim1, rank)
+    return peak
 
 
 def _terminator(region) -> Operation | None:
@@ -433,15 +483,18 @@ def _liveness(fi: FuncInfo, callee_effects) -> None:
     unknown ops without results): an op is live if a live op uses one of its
     results or it encloses a live op. ``scf.for`` / ``scf.if`` results are
     tracked one by one, so a loop-carried value nobody reads stays dead.
+    Ops and values are worked on by position (op index, value key).
     """
-    live = fi.live
-    defs, opnd, parents = fi.defs, fi.opnd, fi.parent
-    live_vals: set = set()
-    op_work: list[Operation] = []
+    all_ops = fi.ops
+    live = fi.live = bytearray(len(all_ops))
+    defs, opnd, parents, owners, index = fi.defs, fi.opnd, fi.parent, fi.owner, fi.index
+    live_vals = bytearray(len(defs))
+    op_work: list[int] = []
     val_work: list = []
 
     effects = False
-    for op in fi.ops:
+    for oi in fi.roots:
+        op = all_ops[oi]
         name = op.name
         if name in SIDE_EFFECT_OPS:
             effects = effects or name not in ("tt.return", "func.return")
@@ -453,64 +506,68 @@ def _liveness(fi: FuncInfo, callee_effects) -> None:
             continue
         else:
             effects = True  # unknown op without results: assume it acts on memory
-        live.add(id(op))
-        op_work.append(op)
+        live[oi] = 1
+        op_work.append(oi)
     fi.has_side_effects = effects
 
-    def yield_live(op: Operation, idx: int) -> None:
-        for region in op.regions:
+    def yield_live(oi: int, idx: int) -> None:
+        for region in all_ops[oi].regions:
             term = _terminator(region)
             if term is not None and idx < len(term.operands):
-                live.add(id(term))
-                v = opnd[id(term)][idx]
-                if v is not None and v not in live_vals:
-                    live_vals.add(v)
+                ti = index[id(term)]
+                live[ti] = 1
+                v = opnd[ti][idx]
+                if v is not None and not live_vals[v]:
+                    live_vals[v] = 1
                     val_work.append(v)
 
     while op_work or val_work:
         while op_work:
-            op = op_work.pop()
-            oid = id(op)
-            parent = parents.get(oid)
-            if parent is not None and id(parent) not in live:
-                live.add(id(parent))
+            oi = op_work.pop()
+            op = all_ops[oi]
+            parent = parents[oi]
+            if parent >= 0 and not live[parent]:
+                live[parent] = 1
                 op_work.append(parent)
             name = op.name
             if name in _SELECTIVE:
-                used = opnd[oid][:3] if name == "scf.for" else opnd[oid][:1]
-            elif name == "scf.yield" and parent is not None and parent.name in _SELECTIVE:
+                used = opnd[oi][:3] if name == "scf.for" else opnd[oi][:1]
+            elif name == "scf.yield" and parent >= 0 and all_ops[parent].name in _SELECTIVE:
                 continue  # operands become live one by one, through the parent's results
             else:
-                used = opnd[oid]
+                used = opnd[oi]
                 if op.regions:
                     for region in op.regions:
                         term = _terminator(region)
-                        if term is not None and id(term) not in live:
-                            live.add(id(term))
-                            op_work.append(term)
+                        if term is not None:
+                            ti = index[id(term)]
+                            if not live[ti]:
+                                live[ti] = 1
+                                op_work.append(ti)
             for v in used:
-                if v is not None and v not in live_vals:
-                    live_vals.add(v)
+                if v is not None and not live_vals[v]:
+                    live_vals[v] = 1
                     # the value's owner is live; loop and branch results
                     # need the per-result handling below
-                    owner = defs[v][1]
-                    if owner is not None:
-                        if id(owner) not in live:
-                            live.add(id(owner))
+                    owner = owners[v]
+                    if owner >= 0:
+                        if not live[owner]:
+                            live[owner] = 1
                             op_work.append(owner)
-                        if owner.name in _SELECTIVE:
+                        if all_ops[owner].name in _SELECTIVE:
                             val_work.append(v)
         while val_work:
-            d = defs[val_work.pop()]
-            owner = d[1]
-            if owner is None:
+            v = val_work.pop()
+            owner = owners[v]
+            if owner < 0:
                 continue  # a function argument
-            if id(owner) not in live:
-                live.add(id(owner))
+            if not live[owner]:
+                live[owner] = 1
                 op_work.append(owner)
-            name = owner.name
+            name = all_ops[owner].name
             if name not in _SELECTIVE:
                 continue
+            d = defs[v]
             if d[0] == "res":
                 idx = d[2]
             elif name == "scf.for" and d[3] >= 1:
@@ -518,11 +575,11 @@ def _liveness(fi: FuncInfo, callee_effects) -> None:
             else:
                 continue
             if name == "scf.for":
-                ops = opnd[id(owner)]
+                ops = opnd[owner]
                 if 3 + idx < len(ops):
                     v = ops[3 + idx]
-                    if v is not None and v not in live_vals:
-                        live_vals.add(v)
+                    if v is not None and not live_vals[v]:
+                        live_vals[v] = 1
                         val_work.append(v)
             yield_live(owner, idx)
 
@@ -539,7 +596,7 @@ def _peak_live(fi: FuncInfo, block: Block, outer: int, tiles: list) -> int:
     """Largest sum of bytes of simultaneously live tensor values while ``block``
     runs, plus ``outer`` (what enclosing blocks keep alive meanwhile); also
     records the largest tensor shape in ``tiles``."""
-    alias, const = fi.alias, fi.const
+    alias, const, index = fi.alias, fi.const, fi.index
     opnd, nested, res, types = fi.opnd, fi.nested, fi.res, fi.types
     # one pass: the ops that hold values, and the last step using each key
     ops: list = []
@@ -549,10 +606,10 @@ def _peak_live(fi: FuncInfo, block: Block, outer: int, tiles: list) -> int:
         steps = plan(fi, block)
     # the steps are the live, non-duplicate ops and the terminators
     for i, (op, _kind, _entry) in enumerate(steps):
-        oid = id(op)
-        used = opnd[oid]
+        oi = index[id(op)]
+        used = opnd[oi]
         if op.regions:
-            inner = nested.get(oid)
+            inner = nested.get(oi)
             if inner:
                 used = used + inner
         if alias:
@@ -561,7 +618,7 @@ def _peak_live(fi: FuncInfo, block: Block, outer: int, tiles: list) -> int:
         else:
             for k in used:
                 last[k] = i
-        ops.append((op, oid))
+        ops.append((op, oi))
     running = outer
     dies: dict[int, int] = {}
     for key in fi.bargs.get(id(block), ()):
@@ -572,12 +629,12 @@ def _peak_live(fi: FuncInfo, block: Block, outer: int, tiles: list) -> int:
             dies[j] = dies.get(j, 0) + b
     running -= dies.pop(-1, 0)
     peak = running
-    for i, (op, oid) in enumerate(ops):
+    for i, (op, oi) in enumerate(ops):
         if op.regions:
             for region in op.regions:
                 for inner_block in region.blocks[:1]:
                     peak = max(peak, _peak_live(fi, inner_block, running, tiles))
-        for r in res[oid]:
+        for r in res[oi]:
             t = types[r]
             if type(t) is not TensorType:
                 continue
