@@ -274,15 +274,79 @@ class Evaluator:
     # -------------------------------------------------------------- blocks
 
     def _block(self, fr: _Frame, block: Block, mults: list, floor: int, depth: int) -> Operation | None:
-        """Walk one block; returns its terminator (or tt.return) if any."""
+        """Walk one block; returns its terminator (or tt.return) if any.
+
+        Pure ops (most of a kernel) are handled inline rather than by a method
+        call per op: their abstract value, and their count unless folded."""
         steps = fr.fi.plans.get(id(block))
         if steps is None:
             steps = plan(fr.fi, block)
         term = None
-        pure = self._pure
+        env = fr.env
+        levels = fr.level
+        taint = fr.taint
+        types = fr.fi.types
+        c = self.c
+        handlers = VALUE_HANDLERS
+        type_info = _TYPE_INFO
         for op, cls, entry in steps:
             if cls == "pure":
-                pure(fr, op, entry, mults, floor)
+                pcls, ops, results, folded, rtype = entry
+                name = op.name
+                if name == "arith.constant":
+                    for r in results:
+                        env[r] = constant_value(op, rtype)
+                        levels[r] = 0
+                    continue
+                level = floor
+                tainted = False
+                for o in ops:
+                    lv = levels.get(o, 0)
+                    if lv > level:  # noqa: PLR1730 - a plain compare is cheaper than max() here
+                        level = lv
+                    if o in taint:
+                        tainted = True
+                # multi-result ops (tt.split) are not tracked: their values differ
+                if len(results) == 1:
+                    h = handlers.get(name)
+                    r = results[0]
+                    env[r] = None if h is None else h(self, fr, op, ops, rtype)
+                    levels[r] = level
+                    if tainted:
+                        taint.add(r)
+                else:
+                    for r in results:
+                        env[r] = None
+                        levels[r] = level
+                        if tainted:
+                            taint.add(r)
+                if folded or pcls == "free":
+                    continue  # folded to a constant by the optimizer, or no work of its own
+                if pcls == "cast" and ops and (types[ops[0]] if ops[0] is not None else None) == rtype:
+                    continue  # a cast to its own type is folded away
+                if name == "arith.addf" and (ops[0] in fr.dotz or ops[-1] in fr.dotz):
+                    continue  # the combine pass folds acc + dot(a, b, 0) into dot(a, b, acc)
+                w = mults[level]
+                c["ops_total"] += w
+                # tinfo(rtype), inlined: this runs for every costed pure op
+                info = type_info.get(id(rtype))
+                if info is None or info.ref is not rtype:
+                    info = tinfo(rtype)
+                if pcls == "layout":
+                    c["layout_ops"] += w
+                    c["layout_elems"] += w * info.numel
+                    continue
+                n = w * info.numel
+                c[_EW_KEY[pcls]] += n
+                # compares are classified by what they compare, selects by what they pick
+                if name == "arith.select" and len(ops) > 1:
+                    info = tinfo((types[ops[1]] if ops[1] is not None else None) or rtype)
+                elif pcls == "cmp_select" and ops:
+                    info = tinfo(types[ops[0]] if ops[0] is not None else None)
+                if info.is_float:
+                    c["ew_float_elems"] += n
+                else:
+                    c["ew_int_elems"] += n
             elif cls == "term":
                 term = op
             elif cls == "load" or cls == "store":
@@ -316,71 +380,6 @@ class Evaluator:
             fr.level[r] = level
             if tainted:
                 fr.taint.add(r)
-
-    # -------------------------------------------------------------- pure ops
-
-    def _pure(self, fr: _Frame, op: Operation, entry: tuple, mults: list, floor: int) -> None:
-        cls, ops, results, folded, rtype = entry
-        name = op.name
-        env = fr.env
-        levels = fr.level
-        if name == "arith.constant":
-            for r in results:
-                env[r] = constant_value(op, rtype)
-                levels[r] = 0
-            return
-        level = floor
-        tainted = False
-        taint = fr.taint
-        for o in ops:
-            lv = levels.get(o, 0)
-            if lv > level:  # noqa: PLR1730 - a plain compare is cheaper than max() here
-                level = lv
-            if o in taint:
-                tainted = True
-        # multi-result ops (tt.split) are not tracked: their values differ
-        if len(results) == 1:
-            h = VALUE_HANDLERS.get(name)
-            r = results[0]
-            env[r] = None if h is None else h(self, fr, op, ops, rtype)
-            levels[r] = level
-            if tainted:
-                taint.add(r)
-        else:
-            for r in results:
-                env[r] = None
-                levels[r] = level
-                if tainted:
-                    taint.add(r)
-        if folded or cls == "free":
-            return  # folded to a constant by the optimizer, or no work of its own
-        types = fr.fi.types
-        if cls == "cast" and ops and (types[ops[0]] if ops[0] is not None else None) == rtype:
-            return  # a cast to its own type is folded away
-        if name == "arith.addf" and (ops[0] in fr.dotz or ops[-1] in fr.dotz):
-            return  # the combine pass folds acc + dot(a, b, 0) into dot(a, b, acc)
-        w = mults[level]
-        c = self.c
-        c["ops_total"] += w
-        # tinfo(rtype), inlined: this runs for every costed pure op
-        info = _TYPE_INFO.get(id(rtype))
-        if info is None or info.ref is not rtype:
-            info = tinfo(rtype)
-        if cls == "layout":
-            c["layout_ops"] += w
-            c["layout_elems"] += w * info.numel
-            return
-        n = w * info.numel
-        c[_EW_KEY[cls]] += n
-        # compares are classified by what they compare, selects by what they pick
-        if name == "arith.select" and len(ops) > 1:
-            info = tinfo((types[ops[1]] if ops[1] is not None else None) or rtype)
-        elif cls == "cmp_select" and ops:
-            info = tinfo(types[ops[0]] if ops[0] is not None else None)
-        if info.is_float:
-            c["ew_float_elems"] += n
-        else:
-            c["ew_int_elems"] += n
 
     # -------------------------------------------------------------- memory
 

@@ -160,11 +160,26 @@ class FuncInfo:
             if used is not None:
                 used += keys
             results = op.results
-            if not results:
-                res.append([])
+            if not op.regions:
+                # the usual op: no region, at most one result
+                if not results:
+                    res.append([])
+                    continue
+                if len(results) == 1:
+                    k = len(defs)
+                    defs.append(("res", op, 0))
+                    rtypes = op.result_types
+                    types.append(rtypes[0] if rtypes else None)
+                    owner.append(oi)
+                    r = results[0]
+                    if undo is not None:
+                        undo.append((r, get(r)))
+                    visible[r] = k
+                    res.append([k])
+                    continue
+                res.append(None)  # several results: set below
             else:
-                res.append(None)  # set below, after the nested regions are indexed
-            if op.regions:
+                res.append([] if not results else None)  # set below, after the nested regions are indexed
                 inner_used: list = []
                 for ri, region in enumerate(op.regions):
                     for block_ in region.blocks[:1]:

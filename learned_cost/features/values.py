@@ -108,11 +108,30 @@ def _is_float(t) -> bool:
     return tinfo(t).is_float
 
 
+# (value text, id(result type)) -> (result type, abstract value): kernels
+# repeat the same few constants, and these values are never modified once
+# made, so one object can serve every op and evaluation; the type is kept so
+# that its id is not reused while cached
+_CONSTANTS: dict[tuple, tuple] = {}
+
+
 def constant_value(op: Operation, rtype):
     """Abstract value of ``arith.constant``: int, TAff, Mask or None (floats)."""
     text = attr(op, "value")
     if text is None:
         return None
+    key = (text, id(rtype))
+    hit = _CONSTANTS.get(key)
+    if hit is not None and hit[0] is rtype:
+        return hit[1]
+    value = _constant_value(text, rtype)
+    if len(_CONSTANTS) > 65536:
+        _CONSTANTS.clear()
+    _CONSTANTS[key] = (rtype, value)
+    return value
+
+
+def _constant_value(text: str, rtype):
     t = text.strip()
     rank = len(rtype.shape) if isinstance(rtype, TensorType) else None
     if rank is None:
