@@ -445,22 +445,28 @@ def _value_numbering(fi: FuncInfo, block: Block, table: dict, scope: list, summa
     summaries[id(block)] = (peak, best, dim0, dim1, rank)
 
 
+def _block_args_live(fi: FuncInfo, block: Block, last: dict, running: int) -> tuple[int, dict[int, int]]:
+    """``running`` plus the bytes of ``block``'s arguments that some step
+    still uses, and the bytes freed after each step (step index -> bytes,
+    from ``last``: the last step using each key)."""
+    dies: dict[int, int] = {}
+    for key in fi.bargs.get(id(block), ()):
+        b = tinfo(fi.types[key]).value_bytes
+        if b:
+            running += b
+            j = last.get(key, -1)
+            dies[j] = dies.get(j, 0) + b
+    running -= dies.pop(-1, 0)
+    return running, dies
+
+
 def _block_pressure(fi: FuncInfo, block: Block, step_adds: list, region_peaks: dict, last: dict) -> int:
     """Peak live bytes above what enclosing blocks hold while ``block`` runs,
     from what :func:`_value_numbering` gathered: the bytes each step's
     results hold, the peaks of the inner blocks of region steps and the last
     step using each key. Between steps that add bytes the running total only
     falls, so the peak is only checked where bytes are added."""
-    types = fi.types
-    running = 0
-    dies: dict[int, int] = {}
-    for key in fi.bargs.get(id(block), ()):
-        b = tinfo(types[key]).value_bytes
-        if b:
-            running += b
-            j = last.get(key, -1)
-            dies[j] = dies.get(j, 0) + b
-    running -= dies.pop(-1, 0)
+    running, dies = _block_args_live(fi, block, last, 0)
     peak = running
     for i, adds in enumerate(step_adds):
         if adds is not None:
@@ -634,15 +640,7 @@ def _peak_live(fi: FuncInfo, block: Block, outer: int, tiles: list) -> int:
             for k in used:
                 last[k] = i
         ops.append((op, oi))
-    running = outer
-    dies: dict[int, int] = {}
-    for key in fi.bargs.get(id(block), ()):
-        b = tinfo(types[key]).value_bytes
-        if b:
-            running += b
-            j = last.get(key, -1)
-            dies[j] = dies.get(j, 0) + b
-    running -= dies.pop(-1, 0)
+    running, dies = _block_args_live(fi, block, last, outer)
     peak = running
     for i, (op, oi) in enumerate(ops):
         if op.regions:
