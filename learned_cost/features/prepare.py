@@ -161,7 +161,9 @@ class FuncInfo:
                 used += keys
             results = op.results
             if not op.regions:
-                # the usual op: no region, at most one result
+                # the usual op: no region, at most one result (the single-result
+                # case below, inlined: most ops take this path, and a call per op
+                # costs more than the repeated lines)
                 if not results:
                     res.append([])
                     continue
