@@ -91,6 +91,8 @@ def _reduced_precision(dot: Operation) -> bool:
     tensor cores."""
     prec = dot.attributes.get("inputPrecision") or dot.properties.get("inputPrecision") or ""
     return bool(prec) and not prec.strip().startswith("ieee")
+
+
 # counters that grow with the executed weight (the others are maxima or static)
 _ADDITIVE = (
     "dot_ops", "dot_flops", "dot_flops_f16", "dot_flops_f32", "dot_flops_f32_ieee", "dot_flops_f8", "dot_flops_int",

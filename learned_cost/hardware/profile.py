@@ -67,6 +67,12 @@ class Source:
     url: str = ""
 
 
+# Matrix operand classes of ``effective_matrix_tflops`` (fp16 covers bf16;
+# fp32 is the default tl.dot precision, TF32 on NVIDIA; fp32_ieee is full
+# precision).
+MATRIX_DTYPES = ("fp16", "fp32", "fp32_ieee", "fp8", "int8")
+
+
 @dataclass(frozen=True, eq=False)
 class HardwareProfile:
     """Figures of one accelerator; see the module docstring for units.
@@ -146,7 +152,7 @@ class HardwareProfile:
         precision). Another dtype without a figure is derived from fp16: fp32
         at half rate, fp8 and int8 at double rate (the ratios of the 910B and
         H200 figures)."""
-        if dtype not in ("fp16", "fp32", "fp32_ieee", "fp8", "int8"):
+        if dtype not in MATRIX_DTYPES:
             raise ValueError(f"unknown matrix dtype {dtype!r}; expected fp16, fp32, fp32_ieee, fp8 or int8")
         if dtype == "fp32_ieee":
             if _positive(self.measured.get("matmul_tflops_fp32_ieee")):
@@ -184,7 +190,7 @@ class HardwareProfile:
             "load_startup_cycles": self.load_startup_cycles,
             "store_startup_cycles": self.store_startup_cycles,
             "loads_stores_share_pipe": self.loads_stores_share_pipe,
-            "matrix_tflops": {k: self.effective_matrix_tflops(k) for k in ("fp16", "fp32", "fp32_ieee", "fp8", "int8")},
+            "matrix_tflops": {k: self.effective_matrix_tflops(k) for k in MATRIX_DTYPES},
             "vector_bytes_per_instruction": self.vector_bytes_per_instruction,
             "vector_head_cycles": self.vector_head_cycles,
             "vector_op_cycles": dict(self.vector_op_cycles),

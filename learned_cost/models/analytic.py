@@ -101,7 +101,7 @@ from dataclasses import asdict, dataclass
 import numpy as np
 
 from ..features.schema import FeatureVector
-from ..hardware.profile import HardwareProfile
+from ..hardware.profile import MATRIX_DTYPES, HardwareProfile
 
 # Bump whenever a formula changes: the digest is part of every cache key.
 ANALYTIC_VERSION = 3
@@ -162,7 +162,7 @@ def _core_matrix_rates(profile: HardwareProfile) -> dict[str, float]:
     hot path asks for them on every prediction)."""
     hit = _RATE_CACHE.get(profile.digest)
     if hit is None:
-        hit = {d: profile.effective_matrix_tflops(d) * 1e6 / profile.matrix_cores for d in ("fp16", "fp32", "fp32_ieee", "fp8", "int8")}
+        hit = {d: profile.effective_matrix_tflops(d) * 1e6 / profile.matrix_cores for d in MATRIX_DTYPES}
         with _OCC_LOCK:
             _RATE_CACHE[profile.digest] = hit
     return hit
@@ -175,8 +175,7 @@ def profile_occupancy(profile: HardwareProfile) -> Occupancy:
     hit = _OCC_CACHE.get(profile.digest)  # a dict read needs no lock
     if hit is not None:
         return hit
-    raw = getattr(profile, "occupancy", None) or {}
-    occ = occupancy_from_dict(raw if isinstance(raw, dict) else {})
+    occ = occupancy_from_dict(dict(profile.occupancy))
     with _OCC_LOCK:
         _OCC_CACHE[profile.digest] = occ
     return occ

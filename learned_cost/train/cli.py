@@ -78,8 +78,7 @@ def cmd_train(args) -> int:
         else:
             print(f"no feedback rows at {fb} yet; training on the other data only")
     try:
-        res = train_model(dirs if len(dirs) > 1 else args.data, args.hardware, args.out, _params(args),
-                          variant=args.variant,
+        res = train_model(dirs, args.hardware, args.out, _params(args), variant=args.variant,
                           progress=not args.quiet, cache=not args.no_cache, jobs=args.jobs)
     except (ValueError, KeyError) as e:
         return _err(str(e))

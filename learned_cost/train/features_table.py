@@ -26,13 +26,11 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from ..autotune.feedback import SOURCE as FEEDBACK_SOURCE
 from ..models.learned import ANALYTIC_INPUT, input_names, input_vector
 
 META_COLS = ("key", "family", "group", "kernel", "dtype", "ttir_digest", "latency_us")
 ANALYTIC_COL = "analytic_us"
-
-
-FEEDBACK_SOURCE = "autotune-feedback"
 
 
 def training_rows(rows: pd.DataFrame) -> pd.DataFrame:
@@ -50,7 +48,7 @@ def training_rows(rows: pd.DataFrame) -> pd.DataFrame:
     if "source" in rows.columns:
         unchecked_feedback = (rows["source"] == FEEDBACK_SOURCE) & rows["correct"].isna()
         checked = checked | unchecked_feedback
-    ok = (rows["status"] == "ok") & checked.astype(bool) & np.isfinite(lat) & (lat > 0)
+    ok = (rows["status"] == "ok") & checked & np.isfinite(lat) & (lat > 0)
     return rows.loc[ok].reset_index(drop=True)
 
 
