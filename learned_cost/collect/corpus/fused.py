@@ -12,7 +12,7 @@ import triton.language as tl
 
 from ..family import Family, Launch, cdiv, product
 from ._common import empty, randn
-from .matmul import ELEM_BYTES, SMEM_LIMIT
+from .matmul import dot_tile_fits
 
 # ---------------------------------------------------------------- gemv
 
@@ -190,13 +190,8 @@ def _linear_configs(shape, dtype):
     out = []
     space = {"BLOCK_M": (32, 64, 128), "BLOCK_N": (32, 64, 128, 256), "BLOCK_K": (32, 64),
              "num_warps": (4, 8), "num_stages": (2, 3, 4)}
-    eb = ELEM_BYTES[dtype]
     for c in product(space):
-        smem = (c["BLOCK_M"] + c["BLOCK_N"]) * c["BLOCK_K"] * eb * c["num_stages"]
-        acc_per_thread = c["BLOCK_M"] * c["BLOCK_N"] / (32 * c["num_warps"])
-        if smem > SMEM_LIMIT or acc_per_thread > 256 or acc_per_thread < 4:
-            continue
-        if c["BLOCK_M"] > 2 * max(16, shape["M"]) or c["BLOCK_N"] > 2 * max(16, shape["N"]):
+        if not dot_tile_fits(c, shape, dtype):
             continue
         out.append(c)
     return out

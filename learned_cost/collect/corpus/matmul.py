@@ -51,6 +51,18 @@ def matmul_kernel(
     tl.store(c_ptrs, acc.to(c_ptr.dtype.element_ty), mask=(rm[:, None] < M) & (rn[None, :] < N))
 
 
+def dot_tile_fits(c, shape, dtype) -> bool:
+    """Whether a dot tile config is worth measuring: its pipelined operand
+    tiles fit in shared memory, each thread holds 4 to 256 accumulator
+    values, and the tile is at most twice the problem on M and on N (larger
+    tiles only repeat masked work)."""
+    smem = (c["BLOCK_M"] + c["BLOCK_N"]) * c["BLOCK_K"] * ELEM_BYTES[dtype] * c["num_stages"]
+    acc_per_thread = c["BLOCK_M"] * c["BLOCK_N"] / (32 * c["num_warps"])
+    if smem > SMEM_LIMIT or acc_per_thread > 256 or acc_per_thread < 4:
+        return False
+    return c["BLOCK_M"] <= 2 * max(16, shape["M"]) and c["BLOCK_N"] <= 2 * max(16, shape["N"])
+
+
 def _mm_configs(shape, dtype, big=True):
     out = []
     space = {
@@ -60,14 +72,8 @@ def _mm_configs(shape, dtype, big=True):
         "num_warps": (4, 8),
         "num_stages": (2, 3, 4, 5),
     }
-    eb = ELEM_BYTES[dtype]
     for c in product(space):
-        smem = (c["BLOCK_M"] + c["BLOCK_N"]) * c["BLOCK_K"] * eb * c["num_stages"]
-        acc_per_thread = c["BLOCK_M"] * c["BLOCK_N"] / (32 * c["num_warps"])
-        if smem > SMEM_LIMIT or acc_per_thread > 256 or acc_per_thread < 4:
-            continue
-        # tiles far larger than the problem only repeat masked work
-        if c["BLOCK_M"] > 2 * max(16, shape["M"]) or c["BLOCK_N"] > 2 * max(16, shape["N"]):
+        if not dot_tile_fits(c, shape, dtype):
             continue
         if c["BLOCK_K"] > 2 * max(16, shape["K"]):
             continue
