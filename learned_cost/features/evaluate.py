@@ -57,7 +57,7 @@ from ..ttir.ir import (
 )
 from . import symbolic as S
 from .optable import EW_CLASSES
-from .prepare import _TYPE_INFO, FuncInfo, blocks_to_walk, plan, prepared, pressure, tinfo
+from .prepare import _TYPE_INFO, FuncInfo, blocks_to_walk, plan, prepared, tinfo
 from .values import (
     VALUE_HANDLERS,
     BlockPtr,
@@ -263,8 +263,6 @@ class Evaluator:
         self.stack.pop()
         if fn.name not in self.pressured:
             self.pressured.add(fn.name)
-            if fi.tiles is None:
-                fi.tiles = pressure(fi, blocks[0]) if blocks else (0, 0, 1, 1, 0)
             peak, elems, dim0, dim1, rank = fi.tiles
             c = self.c
             c["peak_live_bytes"] = max(c["peak_live_bytes"], float(peak))

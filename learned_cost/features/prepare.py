@@ -161,9 +161,9 @@ class FuncInfo:
                 used += keys
             results = op.results
             if not op.regions:
-                # the usual op: no region, at most one result (the single-result
-                # case below, inlined: most ops take this path, and a call per op
-                # costs more than the repeated lines)
+                # the usual op: no region, at most one result (the result
+                # loop below, inlined for one result: most ops take this path,
+                # and a call per op costs more than the repeated lines)
                 if not results:
                     res.append([])
                     continue
@@ -210,16 +210,6 @@ class FuncInfo:
                 continue
             rtypes = op.result_types
             k = len(defs)
-            if len(results) == 1:
-                defs.append(("res", op, 0))
-                types.append(rtypes[0] if rtypes else None)
-                owner.append(oi)
-                r = results[0]
-                if undo is not None:
-                    undo.append((r, get(r)))
-                visible[r] = k
-                res[oi] = [k]
-                continue
             ks = []
             for i, r in enumerate(results):
                 defs.append(("res", op, i))

@@ -406,11 +406,8 @@ class _Parser:
         exactly what :meth:`simple_op` gives for the same line, without
         splitting and re-checking it in Python."""
         res, name, kw, opt, ka, kv, attrt, tkey = row
-        if name not in _SIMPLE_NAMES:
-            if _OP_NAME.fullmatch(name) is None or name in _NOT_PLAIN:
-                return None
-            if len(_SIMPLE_NAMES) < 4096:
-                _SIMPLE_NAMES.add(name)
+        if name not in _SIMPLE_NAMES and not _admit_simple_name(name):
+            return None
         if attrt:
             items = _attr_dict_text(attrt)
             if items is None or "/" in attrt:
@@ -480,11 +477,8 @@ class _Parser:
             results = []
             name = r
             k0 = 1
-        if name not in _SIMPLE_NAMES:
-            if _OP_NAME.fullmatch(name) is None or name in _FUNC_OPS or name in _MODULE_OPS:
-                return None
-            if len(_SIMPLE_NAMES) < 4096:
-                _SIMPLE_NAMES.add(name)
+        if name not in _SIMPLE_NAMES and not _admit_simple_name(name):
+            return None
         if ":" in c:
             k = c.index(":", k0)
             pre = c[k0:k]
@@ -927,6 +921,16 @@ def _render(toks: list[str]) -> str:
 
 
 _SIMPLE_NAMES: set[str] = set()  # op names already validated by the fast path
+
+
+def _admit_simple_name(name: str) -> bool:
+    """Whether the one-line fast paths may read an op of this name (a dotted
+    op name, not a function or module); remembered in ``_SIMPLE_NAMES``."""
+    if _OP_NAME.fullmatch(name) is None or name in _NOT_PLAIN:
+        return False
+    if len(_SIMPLE_NAMES) < 4096:
+        _SIMPLE_NAMES.add(name)
+    return True
 
 _ATTR_CACHE: dict[str, tuple[tuple[str, str], ...] | None] = {}
 
