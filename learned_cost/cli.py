@@ -31,7 +31,12 @@ from pathlib import Path
 from typing import Any
 
 PROG = "learned-cost"
-PLUGIN_MODULES = ("learned_cost.collect.cli", "learned_cost.train.cli", "learned_cost.autotune.cli")
+PLUGIN_MODULES = (
+    "learned_cost.collect.cli",
+    "learned_cost.collect.inductor.cli",
+    "learned_cost.train.cli",
+    "learned_cost.autotune.cli",
+)
 
 
 class CLIError(Exception):

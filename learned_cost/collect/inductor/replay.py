@@ -1,0 +1,545 @@
+"""Replay harvested kernels over their tunables and measure every config.
+
+For each :class:`~learned_cost.collect.inductor.capture.Capture`: the
+configs are the captured one plus block sizes (``XBLOCK``, ``YBLOCK``,
+``R0_BLOCK``, ... powers of two in legal ranges, where the kernel's grid
+follows them) × ``num_warps`` {1, 2, 4, 8, 16} × ``num_stages`` {1, 2, 3, 4}
+(stages only where the kernel has a loop), at most ``max_configs`` of them
+(:func:`config_space`). Every config is launched once and its outputs
+compared with the reference — Inductor's own launch on the real inputs when
+the harvest kept them on this machine, else the captured config's launch on
+freshly drawn inputs — then timed like the collector's rows. A mismatch is
+recorded as ``wrong_result`` and never timed.
+
+Rows go to a :class:`~learned_cost.dataset.ProfileStore` with ``source``
+``inductor``, ``family`` the zoo entry (the program), ``kernel`` Inductor's
+kernel name; a killed run resumes from the keys already stored.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import os
+import re
+import sys
+import time
+import traceback
+from collections import defaultdict
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+from ...dataset import ProfileStore
+from ...ttir.normalize import strip_locations, ttir_digest
+from ..bindings import arg_bindings
+from ..collector import _FATAL_MARKERS, Summary, _progress, _short, classify_error, export_store
+from ..devices import Device
+from ..family import canonical_json, next_pow2
+from ..plan import row_key
+from .capture import BLOCK_NUMELS, Capture, bind_args, build_storages, load_kernel, load_tensors, strip_inductor_decorator
+from .grid import TILED_GRID_TYPES, launch_grid
+
+WARPS = (1, 2, 4, 8, 16)
+STAGES = (1, 2, 3, 4)
+# Largest block per dimension; pointwise X tiles may be longer than
+# reduction ones (Inductor's own limits are of the same order).
+BLOCK_CAP = {"XBLOCK": 4096, "YBLOCK": 1024, "ZBLOCK": 1024, "R0_BLOCK": 4096, "R1_BLOCK": 4096}
+MAX_TILE = 16384
+MIN_TILE = 16
+# Relative L2 error accepted against the reference, by the row's dtype:
+# block sizes change the order of reductions.
+TOLERANCE = {"fp32": 1e-3, "fp64": 1e-9, "fp16": 1e-2, "bf16": 3e-2}
+
+_LOOP_RE = re.compile(r"^\s*for\s+\w+\s+in\s+", re.M)
+_FIXED_R_RE = re.compile(r"\b(R0_BLOCK|R1_BLOCK|XBLOCK|YBLOCK)\s*:\s*tl\.constexpr\s*=\s*(\d+)")
+
+
+def has_loop(source: str) -> bool:
+    """Whether the kernel body loops (then ``num_stages`` matters)."""
+    return bool(_LOOP_RE.search(strip_inductor_decorator(source)))
+
+
+def config_space(cap: Capture, max_configs: int = 48) -> list[dict]:
+    """The configs to measure for one capture, the captured one first.
+
+    Each is ``{**constexpr block sizes, "num_warps", "num_stages"}``. Block
+    sizes vary only when the kernel's grid type derives the grid from them;
+    the captured block sizes are always measured with every ``num_warps``
+    and ``num_stages`` (the options-only group); other block sizes fill up
+    to ``max_configs`` in a fixed pseudo-random order."""
+    orig = {**cap.config, "num_warps": cap.num_warps, "num_stages": cap.num_stages}
+    stages = STAGES if has_loop(cap.source) else (cap.num_stages,)
+    tiled = cap.grid_meta.get("grid_type") in TILED_GRID_TYPES
+    names = [k for k in cap.config if k in BLOCK_NUMELS] if tiled else []
+    fixed_tile = math.prod(int(v) for _, v in _FIXED_R_RE.findall(strip_inductor_decorator(cap.source))) or 1
+    numels = cap.numels
+    cands: list[list[int]] = []
+    for n in names:
+        numel = numels.get(BLOCK_NUMELS[n], BLOCK_CAP[n])
+        hi = max(1, min(BLOCK_CAP[n], next_pow2(max(1, numel))))
+        vals = [1 << i for i in range(hi.bit_length()) if (1 << i) <= hi]
+        if int(cap.config[n]) not in vals:
+            vals.append(int(cap.config[n]))
+        cands.append(vals)
+    orig_tile = fixed_tile * math.prod(int(cap.config[n]) for n in names) if names else fixed_tile
+    blocks: list[dict] = [{}]
+    if names:
+        import itertools
+
+        blocks = []
+        for combo in itertools.product(*cands):
+            tile = fixed_tile * math.prod(combo)
+            if not (min(MIN_TILE, orig_tile) <= tile <= max(MAX_TILE, orig_tile)):
+                continue
+            blocks.append(dict(zip(names, combo)))
+    base = {k: v for k, v in cap.config.items() if k not in names}
+    all_cfgs: list[dict] = []
+    for b in blocks:
+        tile = fixed_tile * (math.prod(b.values()) if b else 1)
+        for w in WARPS:
+            if w > 1 and w * 32 > 4 * max(tile, 32):
+                continue  # more threads than four per tile element
+            for s in stages:
+                all_cfgs.append({**base, **b, "num_warps": w, "num_stages": s})
+    same_blocks = [c for c in all_cfgs if all(c[n] == cap.config[n] for n in names)]
+    for w in WARPS:  # the options-only group keeps every num_warps
+        for s in stages:
+            c = {**cap.config, "num_warps": w, "num_stages": s}
+            if c not in same_blocks:
+                same_blocks.append(c)
+    first = [orig] + [c for c in same_blocks if c != orig]
+    rest = [c for c in all_cfgs if c not in first]
+    rest.sort(key=lambda c: hashlib.sha256((cap.capture_id + canonical_json(c)).encode()).hexdigest())
+    return (first + rest)[: max(max_configs, 1)] if len(first) < max_configs else first[:max_configs]
+
+
+def replay_order(caps: Sequence[Capture]) -> list[Capture]:
+    """Captures ordered for diversity: one of each kernel structure first,
+    then a second of each, and so on (a deadline cuts the tail)."""
+    from .capture import structure_digest
+
+    by: dict[str, list[Capture]] = defaultdict(list)
+    for c in sorted(caps, key=lambda c: (c.program, c.kernel_name, c.capture_id)):
+        by[structure_digest(c.source)].append(c)
+    out: list[Capture] = []
+    depth = 0
+    while len(out) < len(caps):
+        for k in sorted(by):
+            if depth < len(by[k]):
+                out.append(by[k][depth])
+        depth += 1
+    return out
+
+
+# ---------------------------------------------------------------- launching
+def _names(cap: Capture) -> list[str]:
+    return [a.name for a in cap.args]
+
+
+def _constexprs(cap: Capture, cfg: dict) -> dict:
+    return {**cap.constants, **{k: v for k, v in cfg.items() if k not in ("num_warps", "num_stages")}}
+
+
+def grid_for(cap: Capture, cfg: dict) -> tuple[int, int, int]:
+    """The launch grid of ``cfg``: the captured grid for the captured block
+    sizes, else Inductor's grid rules for the new ones."""
+    block = {k: v for k, v in cfg.items() if k not in ("num_warps", "num_stages")}
+    if block == cap.config:
+        return tuple(cap.grid)
+    scope = {a.name: a.value for a in cap.args if a.kind == "int"}
+    scope.update(cap.grid_meta.get("extra_launcher_values", {}))
+    return launch_grid(cap.grid_meta, scope, block)
+
+
+def _warmup_args(cap: Capture) -> list:
+    from .capture import torch_dtype
+
+    return [torch_dtype(a.dtype) if a.kind == "tensor" else (None if a.kind == "none" else a.value) for a in cap.args]
+
+
+_WORKER_KIND = ""
+
+
+def _worker_init(kind: str) -> None:
+    global _WORKER_KIND
+    _WORKER_KIND = kind
+    if kind == "interpreter":
+        os.environ["TRITON_INTERPRET"] = "0"
+    else:
+        Device(kind).setup()
+
+
+def compile_task(cap_json: str, cfg: dict) -> dict:
+    """Compile one config in a pool worker (fills Triton's disk cache, which
+    the timing process then hits) and return its TTIR texts."""
+    try:
+        cap = Capture.from_json(cap_json)
+        kernel = load_kernel(cap.source)
+        grid = grid_for(cap, cfg)
+        opts = {"num_warps": int(cfg["num_warps"]), "num_stages": int(cfg["num_stages"])}
+        if _WORKER_KIND == "interpreter":
+            from ..ttir_gen import generate_ttir
+
+            t = generate_ttir(kernel, _meta_args(cap), _constexprs(cap, cfg), opts)
+            return {"ok": True, "ttir": strip_locations(t.optimized), "raw": strip_locations(t.raw)}
+        compiled = kernel.warmup(*_warmup_args(cap), grid=grid, **_constexprs(cap, cfg), **opts)
+        asm = getattr(compiled, "asm", {}) or {}
+        return {"ok": True, "ttir": strip_locations(asm.get("ttir", "")), "raw": strip_locations(asm.get("source", ""))}
+    except Exception as exc:  # noqa: BLE001  (recorded as the config's failure)
+        return {"ok": False, "status": classify_error(exc), "error": _short(exc)}
+
+
+def _meta_args(cap: Capture) -> list:
+    import torch
+
+    from .capture import torch_dtype
+
+    return [torch.empty(0, dtype=torch_dtype(a.dtype), device="meta") if a.kind == "tensor"
+            else (None if a.kind == "none" else a.value) for a in cap.args]
+
+
+def compare(cap: Capture, out: dict[int, Any], ref: dict[int, Any]) -> float:
+    """Largest relative L2 error over the launch's storages, each read as
+    the dtype of the first argument using it; inf where the non-finite
+    values (NaN, ±inf) differ; integers must match exactly (error 0 or inf)."""
+    import torch
+
+    from .capture import torch_dtype
+
+    worst = 0.0
+    done: set[int] = set()
+    for a in cap.args:
+        if a.kind != "tensor" or a.storage in done:
+            continue
+        done.add(a.storage)
+        dt = torch_dtype(a.dtype)
+        size = torch.empty(0, dtype=dt).element_size()
+        n = (a.storage_nbytes // size) * size
+        o = out[a.storage][:n].view(dt)
+        r = ref[a.storage][:n].to(o.device).view(dt)
+        if not (dt.is_floating_point):
+            if not torch.equal(o, r):
+                return math.inf
+            continue
+        o64, r64 = o.double(), r.double()
+        fo, fr = torch.isfinite(o64), torch.isfinite(r64)
+        if not torch.equal(fo, fr):
+            return math.inf
+        nonfinite = ~fr
+        if bool(nonfinite.any()):
+            # NaN must stay NaN and an infinity keep its sign
+            on, rn = o64[nonfinite], r64[nonfinite]
+            if not torch.equal(torch.isnan(on), torch.isnan(rn)) or not torch.equal(on[~torch.isnan(on)], rn[~torch.isnan(rn)]):
+                return math.inf
+        of, rf = o64[fr], r64[fr]
+        denom = float(torch.linalg.vector_norm(rf))
+        num = float(torch.linalg.vector_norm(of - rf))
+        err = num / denom if denom > 0 else num
+        worst = max(worst, err)
+    return worst
+
+
+# ---------------------------------------------------------------- the run
+@dataclass
+class ReplayOptions:
+    """A replay run. Times in seconds; ``tensors_dirs`` are harvest
+    folders whose ``<entry>/tensors/<id>.pt`` hold real inputs/outputs."""
+
+    device: str = "cuda"
+    out: Path = Path("replay-store")
+    skip_from: Sequence[Path] = ()
+    tensors_dirs: Sequence[Path] = ()
+    export_dir: Path | None = None
+    export_tag: str = "inductor"
+    max_configs: int = 48
+    max_captures: int | None = None
+    deadline_s: float | None = None
+    jobs: int = 0
+    warmup_ms: float = 3.0
+    rep_ms: float = 10.0
+    max_storage_bytes: int = 1 << 30
+    chunk_seconds: float = 30.0
+    export_seconds: float = 60.0
+    compile_timeout_s: float = 180.0
+    hardware: str | None = None
+    progress: bool = True
+    programs: Sequence[str] | None = None
+    compile_ahead: int = 24
+
+
+@dataclass
+class _Pending:
+    cap: Capture
+    cfgs: list[dict]
+    keys: list[str]
+    futures: list[Any] = field(default_factory=list)
+
+
+class Replayer:
+    def __init__(self, opts: ReplayOptions, captures: Sequence[Capture]) -> None:
+        self.opts = opts
+        self.caps = list(captures)
+        self.device = Device(opts.device, warmup_ms=opts.warmup_ms, rep_ms=opts.rep_ms)
+        self.store = ProfileStore(Path(opts.out))
+        self.t0 = time.monotonic()
+        self.rows: list[dict] = []
+        self.ttir_pending: dict[str, tuple[str, str]] = {}
+        self.ttir_known: set[str] = set()
+        self.summary = Summary()
+        self.last_flush = self.last_export = time.monotonic()
+        self.pool = None
+
+    def remaining(self) -> float:
+        if self.opts.deadline_s is None:
+            return math.inf
+        return self.opts.deadline_s - (time.monotonic() - self.t0)
+
+    def flush(self, force: bool = False) -> None:
+        now = time.monotonic()
+        if not force and now - self.last_flush < self.opts.chunk_seconds and len(self.rows) < 500:
+            return
+        if self.ttir_pending:
+            self.store.add_ttir(list(self.ttir_pending.values()))
+            self.ttir_pending.clear()
+        if self.rows:
+            self.store.append_rows(self.rows)
+            self.rows = []
+        self.last_flush = now
+        if self.opts.export_dir is not None and (force or now - self.last_export >= self.opts.export_seconds):
+            export_store(self.store.root, Path(self.opts.export_dir), self.opts.export_tag)
+            self.last_export = now
+
+    def _keep_ttir(self, text: str, stage: str) -> str:
+        d = ttir_digest(text)
+        if d not in self.ttir_known:
+            self.ttir_known.add(d)
+            self.ttir_pending[d] = (stage, text)
+        return d
+
+    def run(self) -> Summary:
+        self.device.setup()
+        import multiprocessing as mp
+
+        import torch
+
+        self.hardware = self.opts.hardware or self.device.hardware_name()
+        self.device_name = self.device.device_name()
+        base_versions = self.device.versions()
+        done = self.store.done_keys()
+        self.ttir_known = self.store.known_digests()
+        for p in self.opts.skip_from:
+            other = ProfileStore(Path(p))
+            done |= other.done_keys()
+            self.ttir_known |= other.known_digests()
+        caps = [c for c in self.caps if not c.check or c.check == "ok"]
+        if self.opts.programs:
+            caps = [c for c in caps if c.program in set(self.opts.programs)]
+        pending: list[_Pending] = []
+        for cap in replay_order(caps):
+            cfgs = config_space(cap, self.opts.max_configs)
+            keys = [self._key(cap, c) for c in cfgs]
+            self.summary.planned += len(cfgs)
+            todo = [(c, k) for c, k in zip(cfgs, keys) if k not in done]
+            self.summary.skipped += len(cfgs) - len(todo)
+            if todo:
+                pending.append(_Pending(cap, [c for c, _ in todo], [k for _, k in todo]))
+        if self.opts.max_captures is not None:
+            pending = pending[: self.opts.max_captures]
+        total = sum(len(p.cfgs) for p in pending)
+        print(f"[replay] device={self.device_name} captures={len(pending)} to_measure={total} "
+              f"skipped={self.summary.skipped}", file=sys.stderr, flush=True)
+        if not pending:
+            self.summary.seconds = time.monotonic() - self.t0
+            return self.summary
+        jobs = self.opts.jobs or max(1, (os.cpu_count() or 2) - 2)
+        if not self.device.compiles:
+            jobs = min(jobs, 2)
+        self.pool = mp.get_context("spawn").Pool(jobs, initializer=_worker_init, initargs=(self.device.kind,))
+        bar = _progress(total, self.opts.progress)
+        try:
+            for i, p in enumerate(pending):
+                # compiles run ahead in replay order, a window of captures
+                # at a time, while this process times earlier captures
+                for q in pending[i: i + self.opts.compile_ahead]:
+                    if not q.futures:
+                        light = _light_json(q.cap)
+                        q.futures = [self.pool.apply_async(compile_task, (light, c)) for c in q.cfgs]
+                if self.remaining() < 5:
+                    self.summary.stopped = "deadline"
+                    break
+                versions = json.dumps({**base_versions, "program": p.cap.program,
+                                       "harvested_with": p.cap.versions}, sort_keys=True)
+                if self._run_capture(p, torch, bar, versions):
+                    break
+                self.summary.groups += 1
+        finally:
+            bar.close()
+            self.flush(force=True)
+            self.pool.terminate()
+            self.summary.seconds = time.monotonic() - self.t0
+        print(f"[replay] {self.summary.line()}", file=sys.stderr, flush=True)
+        return self.summary
+
+    def _key(self, cap: Capture, cfg: dict) -> str:
+        return row_key(self.hardware, cap.program, {"capture": cap.capture_id}, cap.dtype, cfg)
+
+    def _base_row(self, cap: Capture, cfg: dict, key: str, versions: str) -> dict:
+        shape = {"capture": cap.capture_id, **cap.numels}
+        return {
+            "key": key, "hardware": self.hardware, "device_name": self.device_name, "family": cap.program,
+            "kernel": cap.kernel_name, "group": f"inductor/{cap.program}/{cap.kernel_name}/{cap.capture_id[:8]}",
+            "shape": canonical_json(shape), "dtype": cap.dtype, "config": canonical_json(cfg),
+            "ttir_digest": "", "ttir_raw_digest": "", "arg_bindings": "", "grid": "",
+            "options": canonical_json({"num_warps": int(cfg["num_warps"]), "num_stages": int(cfg["num_stages"])}),
+            "status": "ok", "error": "", "latency_us": math.nan, "latency_p20_us": math.nan,
+            "latency_p80_us": math.nan, "reps": 0, "correct": False, "source": "inductor",
+            "versions": versions, "timestamp": "",
+        }
+
+    def _record(self, row: dict, bar) -> None:
+        row["timestamp"] = datetime.now(timezone.utc).isoformat(timespec="seconds")
+        self.rows.append(row)
+        self.summary.measured += 1
+        self.summary.by_status[row["status"]] = self.summary.by_status.get(row["status"], 0) + 1
+        bar.update(1)
+        self.flush()
+
+    def _tensors_file(self, cap: Capture) -> Path | None:
+        for d in self.opts.tensors_dirs:
+            f = Path(d) / cap.program / "tensors" / f"{cap.capture_id}.pt"
+            if f.exists():
+                return f
+        return None
+
+    def _run_capture(self, p: _Pending, torch, bar, versions: str) -> bool:
+        """Measure one capture's configs; True when the run must stop."""
+        cap = p.cap
+        dev = self.device.torch_device
+        nbytes = sum({a.storage: a.storage_nbytes for a in cap.args if a.kind == "tensor"}.values())
+        kernel = None
+        try:
+            if nbytes > self.opts.max_storage_bytes:
+                raise MemoryError(f"{nbytes} bytes of arguments exceed the replay limit")
+            kernel = load_kernel(cap.source)
+            real = None
+            tf = self._tensors_file(cap)
+            if tf is not None:
+                real = load_tensors(tf)
+            seed = int(cap.capture_id[:8], 16)
+            pristine = build_storages(cap.args, dev, seed, real["inputs"] if real else None)
+            work = {k: v.clone() for k, v in pristine.items()}
+            args = bind_args(cap.args, work)
+            orig = {**cap.config, "num_warps": cap.num_warps, "num_stages": cap.num_stages}
+            if real is not None:
+                ref = {k: v.to(dev) for k, v in real["outputs"].items()}
+                reference = "inductor-launch"
+            else:
+                kernel[tuple(cap.grid)](*args, **_constexprs(cap, orig), num_warps=cap.num_warps, num_stages=cap.num_stages)
+                self.device.synchronize()
+                ref = {k: v.clone() for k, v in work.items()}
+                reference = "captured-config"
+        except Exception as exc:  # noqa: BLE001  (the capture fails, the run goes on)
+            msg = _short(exc)
+            for cfg, key in zip(p.cfgs, p.keys):
+                row = self._base_row(cap, cfg, key, versions)
+                row.update(status="runtime_error", error=f"inputs/reference: {msg}")
+                self._record(row, bar)
+            return any(m in msg.lower() for m in _FATAL_MARKERS)
+        versions = json.dumps({**json.loads(versions), "reference": reference}, sort_keys=True)
+        tol = TOLERANCE.get(cap.dtype, 0.0)
+        raw_kept = False
+        for cfg, key, fut in zip(p.cfgs, p.keys, p.futures):
+            if self.remaining() < 5:
+                self.summary.stopped = "deadline"
+                return True
+            row = self._base_row(cap, cfg, key, versions)
+            res = self._wait(fut)
+            if res.get("status") == "deadline":
+                self.summary.stopped = "deadline"
+                return True
+            try:
+                grid = grid_for(cap, cfg)
+                row["grid"] = json.dumps([int(x) for x in grid])
+            except Exception as exc:  # noqa: BLE001
+                row.update(status="runtime_error", error=f"grid: {_short(exc)}")
+                self._record(row, bar)
+                continue
+            if not res["ok"]:
+                row.update(status=res["status"], error=res["error"])
+                self._record(row, bar)
+                continue
+            kw = {**_constexprs(cap, cfg), "num_warps": int(cfg["num_warps"]), "num_stages": int(cfg["num_stages"])}
+
+            def fn(kernel=kernel, grid=grid, args=args, kw=kw):
+                return kernel[grid](*args, **kw)
+
+            try:
+                for k, v in pristine.items():
+                    work[k].copy_(v)
+                compiled = fn()
+                self.device.synchronize()
+                opt, raw = res.get("ttir", ""), res.get("raw", "")
+                asm = getattr(compiled, "asm", None)
+                if not opt and asm is not None and "ttir" in asm:
+                    opt, raw = strip_locations(asm["ttir"]), strip_locations(asm.get("source", ""))
+                if not opt:
+                    raise RuntimeError("no TTIR for the launch")
+                row["ttir_digest"] = self._keep_ttir(opt, "optimized")
+                if raw and not raw_kept:
+                    row["ttir_raw_digest"] = self._keep_ttir(raw, "raw")
+                    raw_kept = True
+                row["arg_bindings"] = arg_bindings(_names(cap), list(args), opt)
+                err = compare(cap, work, ref)
+                if not err <= tol:
+                    row.update(status="wrong_result", error=f"relative L2 error {err:.3g} > tolerance {tol:g}")
+                    self._record(row, bar)
+                    if cfg == orig and reference == "inductor-launch":
+                        # the captured config itself does not reproduce
+                        # Inductor's launch: nothing of this capture is trusted
+                        print(f"[replay] {cap.program}/{cap.kernel_name}: captured config does not reproduce "
+                              f"the reference ({err:.3g}); capture skipped", file=sys.stderr, flush=True)
+                        return False
+                    continue
+                b = self.device.bench(fn)
+            except Exception as exc:  # noqa: BLE001
+                msg = _short(exc)
+                row.update(status=classify_error(exc), error=msg)
+                self._record(row, bar)
+                if any(m in msg.lower() for m in _FATAL_MARKERS):
+                    print(f"[replay] fatal device error, stopping: {msg}", file=sys.stderr, flush=True)
+                    traceback.print_exc()
+                    self.summary.stopped = "fatal"
+                    return True
+                continue
+            row.update(correct=True, latency_us=b.median_ms * 1e3, latency_p20_us=b.p20_ms * 1e3,
+                       latency_p80_us=b.p80_ms * 1e3, reps=b.reps)
+            self._record(row, bar)
+        del work, pristine
+        return False
+
+    def _wait(self, fut) -> dict:
+        limit = time.monotonic() + self.opts.compile_timeout_s
+        while True:
+            if fut.ready():
+                return fut.get()
+            if time.monotonic() > limit:
+                return {"ok": False, "status": "timeout", "error": f"compile exceeded {self.opts.compile_timeout_s:.0f} s"}
+            if self.remaining() < 5:
+                return {"ok": False, "status": "deadline", "error": ""}
+            fut.wait(0.05)
+
+
+def _light_json(cap: Capture) -> str:
+    """The capture without integer payloads: what a compile worker needs."""
+    d = json.loads(cap.to_json())
+    for a in d["args"]:
+        a["payload"] = ""
+    return json.dumps(d)
+
+
+def replay(opts: ReplayOptions, captures: Sequence[Capture]) -> Summary:
+    return Replayer(opts, captures).run()

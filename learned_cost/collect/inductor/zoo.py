@@ -1,0 +1,518 @@
+"""The zoo: programs whose compiled training steps give the harvested kernels.
+
+Every entry is a program written here (models are built from `transformers`,
+`timm` and `torchvision` classes with configs set in code and random
+weights: nothing is downloaded), a shape, a dtype and a compile mode. Its
+*step* runs once under ``torch.compile``: forward, loss and backward (the
+backward graph is compiled too), or an optimizer update. Each kernel that
+Inductor generates for it and launches is captured
+(:mod:`learned_cost.collect.inductor.harvest`).
+
+Sizes are kept small in depth (two layers repeat the kernels of thirty) and
+realistic in width, so a compile takes seconds and the kernels' shapes are
+those of real layers.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+DTYPES = {"fp16": "float16", "bf16": "bfloat16", "fp32": "float32"}
+
+
+@dataclass(frozen=True)
+class ZooEntry:
+    """A (program, shape, dtype, mode) to harvest. ``build(shape, dtype,
+    device)`` returns the step: a function of no arguments that runs the
+    compiled program once (forward and backward, or an update)."""
+
+    program: str
+    shape: Mapping[str, int]
+    dtype: str
+    build: Callable[[Mapping[str, int], str, str, str], Callable[[], Any]]
+    mode: str = "default"
+    needs: tuple[str, ...] = ()
+    notes: str = ""
+
+    @property
+    def name(self) -> str:
+        dims = "-".join(f"{k}{v}" for k, v in self.shape.items())
+        suffix = "" if self.mode == "default" else "-" + {"max-autotune-no-cudagraphs": "maxat"}.get(self.mode, self.mode)
+        return f"{self.program}-{dims}-{self.dtype}{suffix}"
+
+
+def _torch_dtype(dtype: str):
+    import torch
+
+    return getattr(torch, DTYPES[dtype])
+
+
+def _compile(fn: Callable, mode: str) -> Callable:
+    import torch
+
+    if mode == "default":
+        return torch.compile(fn, dynamic=False)
+    return torch.compile(fn, mode=mode, dynamic=False)
+
+
+def _training_step(module: Any, make_inputs: Callable[[], tuple], loss_of: Callable[..., Any], mode: str) -> Callable[[], Any]:
+    """Forward + loss compiled together; ``backward`` runs the compiled
+    backward graph."""
+    module.train()
+    inputs = make_inputs()
+
+    def forward_loss(*args):
+        return loss_of(module(*args), *args)
+
+    compiled = _compile(forward_loss, mode)
+
+    def step():
+        loss = compiled(*inputs)
+        loss.backward()
+        return loss
+
+    return step
+
+
+# ---------------------------------------------------------------- transformers
+def _hf_causal_lm(config_cls: str, attn: str = "sdpa", **cfg: Any):
+    def build(shape: Mapping[str, int], dtype: str, device: str, mode: str) -> Callable[[], Any]:
+        import torch
+        import transformers
+
+        config = getattr(transformers, config_cls)(**cfg)
+        model = transformers.AutoModelForCausalLM.from_config(config, attn_implementation=attn)
+        model = model.to(device=device, dtype=_torch_dtype(dtype))
+        b, s = shape["B"], shape["S"]
+        vocab = config.vocab_size
+
+        def make_inputs():
+            ids = torch.randint(0, vocab, (b, s), device=device)
+            return (ids,)
+
+        return _training_step(_HFLoss(model, "causal"), make_inputs, lambda out, *a: out, mode)
+
+    return build
+
+
+def _hf_model(kind: str, attn: str = "sdpa", **cfg: Any):
+    """BERT (masked LM), ViT (image classification), T5 (seq2seq)."""
+
+    def build(shape: Mapping[str, int], dtype: str, device: str, mode: str) -> Callable[[], Any]:
+        import torch
+        import transformers
+
+        if kind == "bert":
+            config = transformers.BertConfig(**cfg)
+            model = transformers.BertForMaskedLM._from_config(config, attn_implementation=attn)
+        elif kind == "vit":
+            config = transformers.ViTConfig(**cfg)
+            model = transformers.ViTForImageClassification._from_config(config, attn_implementation=attn)
+        elif kind == "t5":
+            config = transformers.T5Config(**cfg)
+            model = transformers.T5ForConditionalGeneration._from_config(config)
+        else:
+            raise ValueError(kind)
+        model = model.to(device=device, dtype=_torch_dtype(dtype))
+        b = shape["B"]
+
+        def make_inputs():
+            if kind == "vit":
+                px = torch.randn(b, 3, config.image_size, config.image_size, device=device, dtype=_torch_dtype(dtype))
+                return (px, torch.randint(0, config.num_labels, (b,), device=device))
+            ids = torch.randint(0, config.vocab_size, (b, shape["S"]), device=device)
+            return (ids, torch.randint(0, config.vocab_size, (b, shape["S"]), device=device))
+
+        return _training_step(_HFLoss(model, kind), make_inputs, lambda out, *a: out, mode)
+
+    return build
+
+
+def _hf_loss_module():
+    import torch
+
+    class HFLoss(torch.nn.Module):
+        """A transformers model whose forward returns its training loss."""
+
+        def __init__(self, model, kind):
+            super().__init__()
+            self.model, self.kind = model, kind
+
+        def forward(self, a, b=None):
+            if self.kind == "causal":
+                return self.model(input_ids=a, labels=a).loss
+            if self.kind == "vit":
+                return self.model(pixel_values=a, labels=b).loss
+            if self.kind == "t5":
+                return self.model(input_ids=a, labels=b).loss
+            return self.model(input_ids=a, labels=b).loss
+
+    return HFLoss
+
+
+def _HFLoss(model, kind):
+    return _hf_loss_module()(model, kind)
+
+
+# ---------------------------------------------------------------- vision
+def _vision(lib: str, name: str, channels_last: bool = False, **kw: Any):
+    def build(shape: Mapping[str, int], dtype: str, device: str, mode: str) -> Callable[[], Any]:
+        import torch
+        import torch.nn.functional as F
+
+        if lib == "timm":
+            import timm
+
+            model = timm.create_model(name, pretrained=False, num_classes=100, **kw)
+        else:
+            import torchvision
+
+            model = getattr(torchvision.models, name)(weights=None, num_classes=100, **kw)
+        model = model.to(device=device, dtype=_torch_dtype(dtype))
+        b, hw = shape["B"], shape["HW"]
+        if channels_last:
+            model = model.to(memory_format=torch.channels_last)
+
+        def make_inputs():
+            x = torch.randn(b, 3, hw, hw, device=device, dtype=_torch_dtype(dtype))
+            if channels_last:
+                x = x.contiguous(memory_format=torch.channels_last)
+            return (x, torch.randint(0, 100, (b,), device=device))
+
+        class Classify(torch.nn.Module):
+            def __init__(self, net):
+                super().__init__()
+                self.net = net
+
+            def forward(self, x, y):
+                return F.cross_entropy(self.net(x).float(), y)
+
+        return _training_step(Classify(model), make_inputs, lambda out, *a: out, mode)
+
+    return build
+
+
+# ---------------------------------------------------------------- plain torch
+def _plain(kind: str):
+    """Small programs written with torch operators: losses, normalizations,
+    attention variants, scatter/gather, scans, pointwise chains, MLPs."""
+
+    def build(shape: Mapping[str, int], dtype: str, device: str, mode: str) -> Callable[[], Any]:
+        import torch
+
+        module, make_inputs = _PLAIN_BUILDERS[kind](shape, _torch_dtype(dtype), device)
+        return _training_step(module.to(device), make_inputs, lambda out, *a: out, mode)
+
+    return build
+
+
+def _plain_builders() -> dict[str, Callable]:
+    """{kind: (shape, torch dtype, device) -> (module, make_inputs)}; each
+    module's forward returns a scalar loss."""
+    import math
+
+    import torch
+    import torch.nn as nn
+    import torch.nn.functional as F
+
+    def param(*size, dt, device, scale=1.0):
+        return nn.Parameter(torch.randn(*size, dtype=dt, device=device) * scale)
+
+    def losses(shape, dt, device):
+        n, v = shape["N"], shape["V"]
+
+        class M(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.w = param(v, dt=dt, device=device, scale=0.1)
+
+            def forward(self, logits, target, dense):
+                z = logits * self.w
+                ce = F.cross_entropy(z.float(), target, label_smoothing=0.1)
+                kl = F.kl_div(F.log_softmax(z, -1), F.softmax(dense, -1), reduction="batchmean")
+                bce = F.binary_cross_entropy_with_logits(z, torch.sigmoid(dense))
+                return ce + kl + bce + F.smooth_l1_loss(z, dense) + F.mse_loss(z, dense)
+
+        def inputs():
+            return (torch.randn(n, v, device=device, dtype=dt, requires_grad=True),
+                    torch.randint(0, v, (n,), device=device), torch.randn(n, v, device=device, dtype=dt))
+
+        return M(), inputs
+
+    def norms(shape, dt, device):
+        b, c, hw = shape["B"], shape["C"], shape["HW"]
+
+        class M(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.ln = nn.LayerNorm(c, device=device, dtype=dt)
+                self.gn = nn.GroupNorm(8, c, device=device, dtype=dt)
+                self.bn = nn.BatchNorm2d(c, device=device, dtype=dt)
+                self.rms_w = param(c, dt=dt, device=device)
+
+            def forward(self, x):
+                y = self.bn(self.gn(x))
+                t = y.permute(0, 2, 3, 1)
+                t = self.ln(t)
+                t = t * torch.rsqrt(t.float().pow(2).mean(-1, keepdim=True) + 1e-6).to(dt) * self.rms_w
+                return t.float().square().mean()
+
+        return M(), lambda: (torch.randn(b, c, hw, hw, device=device, dtype=dt, requires_grad=True),)
+
+    def attention(shape, dt, device):
+        b, h, s, d = shape["B"], shape["H"], shape["S"], shape["D"]
+
+        class M(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.slopes = torch.tensor([2.0 ** (-8.0 * (i + 1) / h) for i in range(h)], device=device, dtype=dt)
+
+            def forward(self, q, k, v):
+                scores = (q @ k.transpose(-1, -2)) / math.sqrt(d)
+                pos = torch.arange(s, device=q.device)
+                rel = (pos[None, :] - pos[:, None]).to(dt)
+                scores = scores + self.slopes[:, None, None] * rel  # ALiBi bias
+                causal = pos[None, :] > pos[:, None]
+                scores = scores.masked_fill(causal, float("-inf"))
+                p = torch.softmax(scores.float(), -1).to(dt)
+                p = F.dropout(p, 0.1, training=True)
+                return (p @ v).float().pow(2).mean()
+
+        def inputs():
+            return tuple(torch.randn(b, h, s, d, device=device, dtype=dt, requires_grad=True) for _ in range(3))
+
+        return M(), inputs
+
+    def flex_attention(shape, dt, device):
+        from torch.nn.attention.flex_attention import create_block_mask, flex_attention as flex
+
+        b, h, s, d = shape["B"], shape["H"], shape["S"], shape["D"]
+
+        def causal(b_, h_, q_idx, kv_idx):
+            return q_idx >= kv_idx
+
+        mask = create_block_mask(causal, None, None, s, s, device=device)
+
+        class M(nn.Module):
+            def forward(self, q, k, v):
+                return flex(q, k, v, block_mask=mask).float().pow(2).mean()
+
+        def inputs():
+            return tuple(torch.randn(b, h, s, d, device=device, dtype=dt, requires_grad=True) for _ in range(3))
+
+        return M(), inputs
+
+    def gather_scatter(shape, dt, device):
+        n, d, v = shape["N"], shape["D"], shape["V"]
+
+        class M(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.table = param(v, d, dt=dt, device=device, scale=0.02)
+
+            def forward(self, idx, offsets, x):
+                bag = F.embedding_bag(idx, self.table, offsets, mode="mean")
+                g = torch.gather(x, 1, (idx[: x.shape[0] * 4].view(x.shape[0], 4) % x.shape[1]))
+                acc = torch.zeros(v, d, device=x.device, dtype=x.dtype).index_add(0, idx[: x.shape[0]] % v, x)
+                mx = torch.zeros(v, device=x.device, dtype=x.dtype).scatter_reduce(
+                    0, idx[: x.shape[0]] % v, x.sum(1), reduce="amax", include_self=False)
+                return bag.float().pow(2).mean() + g.float().mean() + acc.float().pow(2).mean() + mx.float().mean()
+
+        def inputs():
+            idx = torch.randint(0, v, (n * 4,), device=device)
+            offsets = torch.arange(0, n * 4, 4, device=device)
+            return idx, offsets, torch.randn(n, d, device=device, dtype=dt, requires_grad=True)
+
+        return M(), inputs
+
+    def scans(shape, dt, device):
+        m, n = shape["M"], shape["N"]
+
+        class M(nn.Module):
+            def forward(self, x):
+                c = torch.cumsum(x.float(), -1)
+                p = torch.cumprod(torch.sigmoid(x).float() + 0.5, -1)
+                l = torch.logcumsumexp(x.float(), -1)
+                s, _ = torch.sort(x, -1)
+                t, _ = torch.topk(x, 8, -1)
+                return c.mean() + p.log().mean() + l.mean() + s.float().pow(2).mean() + t.float().mean()
+
+        return M(), lambda: (torch.randn(m, n, device=device, dtype=dt, requires_grad=True),)
+
+    def mlp(shape, dt, device):
+        m, k, n = shape["M"], shape["K"], shape["N"]
+
+        class M(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.up = nn.Linear(k, n, device=device, dtype=dt)
+                self.gate = nn.Linear(k, n, bias=False, device=device, dtype=dt)
+                self.down = nn.Linear(n, k, device=device, dtype=dt)
+
+            def forward(self, x):
+                h = F.silu(self.gate(x)) * F.gelu(self.up(x), approximate="tanh")
+                return self.down(h).float().pow(2).mean()
+
+        return M(), lambda: (torch.randn(m, k, device=device, dtype=dt, requires_grad=True),)
+
+    def pointwise(shape, dt, device):
+        b, s, d = shape["B"], shape["S"], shape["D"]
+
+        class M(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.bias = param(d, dt=dt, device=device, scale=0.1)
+                self.scale = param(s, 1, dt=dt, device=device)
+
+            def forward(self, x, y):
+                a = F.silu(x + self.bias) * y
+                g = F.gelu(a * self.scale, approximate="none")
+                h = torch.where(g > 0, torch.exp(-g.abs()), torch.tanh(g)) + torch.rsqrt(y.abs() + 1.0)
+                r = h.transpose(1, 2).contiguous() + 1.0  # a real transpose copy
+                v, m = torch.var_mean(h.float(), dim=-1)
+                return r.float().mean() + v.mean() + m.abs().mean() + torch.softmax(h.float(), 1).amax(1).mean()
+
+        def inputs():
+            return (torch.randn(b, s, d, device=device, dtype=dt, requires_grad=True),
+                    torch.randn(b, s, d, device=device, dtype=dt, requires_grad=True))
+
+        return M(), inputs
+
+    def conv(shape, dt, device):
+        b, c, hw = shape["B"], shape["C"], shape["HW"]
+
+        class M(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.c1 = nn.Conv2d(c, c, 3, padding=1, device=device, dtype=dt)
+                self.dw = nn.Conv2d(c, c, 7, padding=3, groups=c, device=device, dtype=dt)
+                self.c2 = nn.Conv2d(c, 2 * c, 1, device=device, dtype=dt)
+
+            def forward(self, x):
+                return F.gelu(self.c2(self.dw(F.relu(self.c1(x))))).float().pow(2).mean()
+
+        return M(), lambda: (torch.randn(b, c, hw, hw, device=device, dtype=dt, requires_grad=True),)
+
+    return {
+        "losses": losses, "norms": norms, "attention": attention, "flex_attention": flex_attention,
+        "gather_scatter": gather_scatter, "scans": scans, "mlp": mlp, "pointwise": pointwise, "conv": conv,
+    }
+
+
+class _LazyBuilders(dict):
+    def __missing__(self, key):
+        self.update(_plain_builders())
+        return dict.__getitem__(self, key)
+
+
+_PLAIN_BUILDERS: dict[str, Callable] = _LazyBuilders()
+
+
+def _adamw(shape: Mapping[str, int], dtype: str, device: str, mode: str) -> Callable[[], Any]:
+    """One AdamW update of a few parameter tensors, compiled (Inductor
+    fuses the per-parameter updates into foreach kernels)."""
+    import torch
+
+    dt = _torch_dtype(dtype)
+    n, d = shape["N"], shape["D"]
+    params = [torch.nn.Parameter(torch.randn(*s, device=device, dtype=dt)) for s in ((n, d), (d, d), (d,), (n,), (4 * d, d))]
+    for p in params:
+        p.grad = torch.randn_like(p)
+    opt = torch.optim.AdamW(params, lr=1e-3, weight_decay=0.01, foreach=True)
+    opt.step()  # state exists before compiling, as in a real training loop
+    compiled = _compile(opt.step, mode)
+
+    def step():
+        return compiled()
+
+    return step
+
+
+# ---------------------------------------------------------------- the entries
+_SMALL_LM = dict(vocab_size=8192, hidden_size=512, intermediate_size=1408, num_hidden_layers=2,
+                 num_attention_heads=8, num_key_value_heads=4, max_position_embeddings=2048)
+
+
+def _entries() -> list[ZooEntry]:
+    E = ZooEntry
+    tf = ("transformers",)
+    out: list[ZooEntry] = []
+    llama = _hf_causal_lm("LlamaConfig", **_SMALL_LM)
+    llama_eager = _hf_causal_lm("LlamaConfig", attn="eager", **_SMALL_LM)
+    for shape, dtype in (({"B": 4, "S": 256}, "bf16"), ({"B": 2, "S": 1024}, "bf16"), ({"B": 8, "S": 128}, "fp16"),
+                         ({"B": 2, "S": 512}, "fp32")):
+        out.append(E("llama", shape, dtype, llama, needs=tf))
+    out.append(E("llama_eager_attn", {"B": 4, "S": 256}, "bf16", llama_eager, needs=tf))
+    out.append(E("mistral", {"B": 4, "S": 512}, "bf16",
+                 _hf_causal_lm("MistralConfig", sliding_window=256, **_SMALL_LM), needs=tf))
+    qwen = _hf_causal_lm("Qwen2Config", **{**_SMALL_LM, "hidden_size": 448, "num_attention_heads": 7, "num_key_value_heads": 1})
+    out.append(E("qwen2", {"B": 4, "S": 384}, "bf16", qwen, needs=tf))
+    out.append(E("qwen2", {"B": 2, "S": 1000}, "fp16", qwen, needs=tf))
+    mixtral = _hf_causal_lm("MixtralConfig", num_local_experts=4, num_experts_per_tok=2,
+                            **{**_SMALL_LM, "intermediate_size": 704})
+    out.append(E("mixtral_moe", {"B": 4, "S": 256}, "bf16", mixtral, needs=tf))
+    gpt2 = _hf_causal_lm("GPT2Config", attn="eager", vocab_size=8192, n_embd=512, n_layer=2, n_head=8, n_positions=1024,
+                         bos_token_id=0, eos_token_id=0)
+    out.append(E("gpt2", {"B": 4, "S": 512}, "fp32", gpt2, needs=tf))
+    out.append(E("gpt2", {"B": 8, "S": 256}, "fp16", gpt2, needs=tf))
+    bert = _hf_model("bert", vocab_size=8192, hidden_size=512, num_hidden_layers=2, num_attention_heads=8,
+                     intermediate_size=2048, max_position_embeddings=512)
+    out.append(E("bert", {"B": 8, "S": 256}, "fp32", bert, needs=tf))
+    out.append(E("bert", {"B": 16, "S": 128}, "bf16", bert, needs=tf))
+    vit = _hf_model("vit", image_size=96, patch_size=8, hidden_size=384, num_hidden_layers=2, num_attention_heads=6,
+                    intermediate_size=1536, num_labels=100)
+    out.append(E("vit", {"B": 32}, "fp32", vit, needs=tf))
+    out.append(E("vit", {"B": 64}, "bf16", vit, needs=tf))
+    t5 = _hf_model("t5", vocab_size=8192, d_model=512, d_ff=1024, d_kv=64, num_layers=2, num_decoder_layers=2,
+                   num_heads=8, decoder_start_token_id=0, pad_token_id=0, eos_token_id=1)
+    out.append(E("t5", {"B": 8, "S": 128}, "fp32", t5, needs=tf))
+    out.append(E("t5", {"B": 8, "S": 256}, "bf16", t5, needs=tf))
+    tv, tm = ("torchvision",), ("timm",)
+    out.append(E("resnet18", {"B": 32, "HW": 64}, "fp32", _vision("torchvision", "resnet18"), needs=tv))
+    out.append(E("resnet18_cl", {"B": 32, "HW": 96}, "bf16", _vision("torchvision", "resnet18", channels_last=True), needs=tv))
+    out.append(E("mobilenet_v3", {"B": 32, "HW": 96}, "fp32", _vision("torchvision", "mobilenet_v3_small"), needs=tv))
+    out.append(E("efficientnet_b0", {"B": 16, "HW": 96}, "bf16", _vision("timm", "efficientnet_b0"), needs=tm))
+    out.append(E("convnext_atto", {"B": 32, "HW": 64}, "fp32", _vision("timm", "convnext_atto"), needs=tm))
+    out.append(E("convnext_atto", {"B": 16, "HW": 128}, "bf16", _vision("timm", "convnext_atto"), needs=tm))
+    for shape, dtype in (({"N": 4096, "V": 8192}, "fp32"), ({"N": 2048, "V": 32000}, "bf16"), ({"N": 1000, "V": 5003}, "fp16")):
+        out.append(E("losses", shape, dtype, _plain("losses")))
+    for shape, dtype in (({"B": 16, "C": 64, "HW": 56}, "fp32"), ({"B": 8, "C": 256, "HW": 28}, "bf16"),
+                         ({"B": 32, "C": 96, "HW": 17}, "fp16")):
+        out.append(E("norms", shape, dtype, _plain("norms")))
+    for shape, dtype in (({"B": 4, "H": 8, "S": 512, "D": 64}, "bf16"), ({"B": 2, "H": 12, "S": 1024, "D": 64}, "fp16"),
+                         ({"B": 8, "H": 4, "S": 256, "D": 32}, "fp32")):
+        out.append(E("attention", shape, dtype, _plain("attention")))
+    for shape, dtype in (({"B": 4, "H": 8, "S": 1024, "D": 64}, "bf16"), ({"B": 2, "H": 16, "S": 2048, "D": 128}, "fp16")):
+        out.append(E("flex_attention", shape, dtype, _plain("flex_attention")))
+    for shape, dtype in (({"N": 8192, "D": 256, "V": 50000}, "fp32"), ({"N": 4096, "D": 768, "V": 30000}, "bf16")):
+        out.append(E("gather_scatter", shape, dtype, _plain("gather_scatter")))
+    for shape, dtype in (({"M": 1024, "N": 4096}, "fp32"), ({"M": 4096, "N": 1000}, "bf16"), ({"M": 64, "N": 16384}, "fp16")):
+        out.append(E("scans", shape, dtype, _plain("scans")))
+    for shape, dtype in (({"B": 8, "S": 512, "D": 768}, "bf16"), ({"B": 4, "S": 1000, "D": 1024}, "fp32"),
+                         ({"B": 16, "S": 128, "D": 4096}, "fp16")):
+        out.append(E("pointwise", shape, dtype, _plain("pointwise")))
+    for shape, dtype in (({"N": 4096, "D": 1024}, "fp32"), ({"N": 8192, "D": 2048}, "bf16")):
+        out.append(E("adamw", shape, dtype, _adamw))
+    out.append(E("conv", {"B": 16, "C": 64, "HW": 56}, "bf16", _plain("conv")))
+    out.append(E("conv", {"B": 8, "C": 128, "HW": 28}, "fp32", _plain("conv")))
+    # matmul templates come from max-autotune: Inductor then writes Triton
+    # GEMMs (and benchmarks them against cuBLAS).
+    maxat = "max-autotune-no-cudagraphs"
+    for shape, dtype in (({"M": 4096, "K": 1024, "N": 2816}, "bf16"), ({"M": 2000, "K": 768, "N": 3072}, "fp16"),
+                         ({"M": 1024, "K": 512, "N": 1024}, "fp32")):
+        out.append(E("mlp", shape, dtype, _plain("mlp"), mode=maxat))
+    out.append(E("mlp", {"M": 8192, "K": 512, "N": 1536}, "bf16", _plain("mlp")))
+    out.append(E("conv", {"B": 16, "C": 64, "HW": 32}, "fp16", _plain("conv"), mode=maxat))
+    return out
+
+
+ZOO: tuple[ZooEntry, ...] = tuple(_entries())
+
+
+def get_entry(name: str) -> ZooEntry:
+    for e in ZOO:
+        if e.name == name:
+            return e
+    raise ValueError(f"unknown zoo entry {name!r}; `learned-cost harvest --list` lists them")

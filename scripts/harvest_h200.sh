@@ -1,0 +1,41 @@
+#!/usr/bin/env bash
+# Harvest torch.compile kernels of the zoo and replay them over their
+# tunables on the device machine (run from the repository root).
+# Usage: scripts/harvest_h200.sh TAG HARVEST_S REPLAY_S [harvest args...]
+#   TAG: name part of the files written to $OUT; HARVEST_S: seconds for the
+#   harvest (entries still running then are stopped); REPLAY_S: seconds for
+#   the replay of every capture (the new ones and those in data/inductor),
+#   checked against Inductor's own launches where this run kept the tensors.
+# Rows whose keys are in data/h200 are skipped, so calls continue the dataset.
+set -uo pipefail
+tag=$1; harvest_s=$2; replay_s=$3; shift 3
+out=${OUT:-/tmp/out}
+work=/tmp/lc
+mkdir -p "$out" "$work"
+export PYTHONPATH=$PWD${PYTHONPATH:+:$PYTHONPATH} PYTHONUNBUFFERED=1
+export TORCHINDUCTOR_CACHE_DIR=$work/inductor-cache TRITON_CACHE_DIR=$work/triton-cache
+nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm --format=csv | tee "$out/nvidia-smi-$tag.txt"
+caps="$out/captures-h200-$tag.parquet"
+if [ "$harvest_s" -gt 0 ]; then
+  python3 -m learned_cost.collect.inductor harvest --out "$work/harvest" --workers 8 --compile-threads 2 \
+    --deadline "$harvest_s" --entry-timeout "$harvest_s" --consolidate "$caps" "$@" 2>&1 | tee "$out/harvest-$tag.log"
+  python3 - "$work/harvest" "$out/harvest-summary-$tag.json" <<'PY'
+import json, sys
+from pathlib import Path
+root, dest = Path(sys.argv[1]), Path(sys.argv[2])
+summary = {}
+for d in sorted(p for p in root.iterdir() if p.is_dir()):
+    done = json.loads((d / "done.json").read_text()) if (d / "done.json").exists() else {"status": "unfinished"}
+    log = d / "harvest.log"
+    done["log_tail"] = log.read_text(errors="replace")[-3000:] if log.exists() else ""
+    summary[d.name] = done
+dest.write_text(json.dumps(summary, indent=1))
+PY
+fi
+inputs=()
+[ -f "$caps" ] && inputs+=("$caps")
+[ -d data/inductor ] && inputs+=(data/inductor)
+if [ "$replay_s" -gt 0 ] && [ ${#inputs[@]} -gt 0 ]; then
+  python3 -m learned_cost.collect.inductor replay "${inputs[@]}" --tensors "$work/harvest" --out "$work/store" \
+    --skip-from data/h200 --export-dir "$out" --export-tag "h200-$tag" --deadline "$replay_s" 2>&1 | tee "$out/replay-$tag.log"
+fi
