@@ -18,7 +18,7 @@ nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm --format=csv 
 caps="$out/captures-h200-$tag.parquet"
 if [ "$harvest_s" -gt 0 ]; then
   python3 -m learned_cost.collect.inductor harvest --out "$work/harvest" --workers 8 --compile-threads 2 \
-    --deadline "$harvest_s" --entry-timeout "$harvest_s" --consolidate "$caps" "$@" 2>&1 | tee "$out/harvest-$tag.log"
+    --deadline "$harvest_s" --entry-timeout 200 --consolidate "$caps" "$@" 2>&1 | tee "$out/harvest-$tag.log"
   python3 - "$work/harvest" "$out/harvest-summary-$tag.json" <<'PY'
 import json, sys
 from pathlib import Path

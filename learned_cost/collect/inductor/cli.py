@@ -37,7 +37,7 @@ def add_replay_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--export-dir", type=Path, default=None, help="consolidate rows/ttir Parquet here periodically")
     p.add_argument("--export-tag", default="h200-inductor", help="name part of the consolidated files")
     p.add_argument("--programs", default="", help="only captures of these programs (comma-separated)")
-    p.add_argument("--max-configs", type=int, default=48, help="configs per capture at most")
+    p.add_argument("--max-configs", type=int, default=32, help="configs per capture at most")
     p.add_argument("--max-captures", type=int, default=None, help="captures to replay at most")
     p.add_argument("--deadline", type=float, default=None, help="stop cleanly after this many seconds")
     p.add_argument("--jobs", type=int, default=0, help="compile processes (default: cores - 2)")

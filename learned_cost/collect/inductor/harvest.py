@@ -165,7 +165,10 @@ class LaunchRecorder:
         self.captured += 1
 
     def _source(self, autotuner) -> str:
-        path = autotuner.fn.fn.__code__.co_filename
+        # the module file Inductor generated (its cache holds it); the
+        # JITFunction's own Python function may have been dropped after a
+        # compile in a worker process
+        path = getattr(autotuner, "filename", None) or autotuner.fn.fn.__code__.co_filename
         if path not in self._sources:
             self._sources[path] = Path(path).read_text()
         return self._sources[path]

@@ -48,7 +48,10 @@ STAGES = (1, 2, 3, 4)
 # Largest block per dimension; pointwise X tiles may be longer than
 # reduction ones (Inductor's own limits are of the same order).
 BLOCK_CAP = {"XBLOCK": 4096, "YBLOCK": 1024, "ZBLOCK": 1024, "R0_BLOCK": 4096, "R1_BLOCK": 4096}
-MAX_TILE = 16384
+MAX_TILE = 8192
+# elements of the tile each thread holds, at most: larger tiles per thread
+# spill registers and take minutes to compile
+MAX_ELEMS_PER_THREAD = 32
 MIN_TILE = 16
 # Relative L2 error accepted against the reference, by the row's dtype:
 # block sizes change the order of reductions.
@@ -103,6 +106,8 @@ def config_space(cap: Capture, max_configs: int = 48) -> list[dict]:
         for w in WARPS:
             if w > 1 and w * 32 > 4 * max(tile, 32):
                 continue  # more threads than four per tile element
+            if tile > MAX_ELEMS_PER_THREAD * 32 * w and tile > orig_tile:
+                continue
             for s in stages:
                 all_cfgs.append({**base, **b, "num_warps": w, "num_stages": s})
     same_blocks = [c for c in all_cfgs if all(c[n] == cap.config[n] for n in names)]
@@ -255,7 +260,7 @@ class ReplayOptions:
     tensors_dirs: Sequence[Path] = ()
     export_dir: Path | None = None
     export_tag: str = "inductor"
-    max_configs: int = 48
+    max_configs: int = 32
     max_captures: int | None = None
     deadline_s: float | None = None
     jobs: int = 0
@@ -264,7 +269,7 @@ class ReplayOptions:
     max_storage_bytes: int = 1 << 30
     chunk_seconds: float = 30.0
     export_seconds: float = 60.0
-    compile_timeout_s: float = 180.0
+    compile_timeout_s: float = 90.0
     hardware: str | None = None
     progress: bool = True
     programs: Sequence[str] | None = None
@@ -355,7 +360,7 @@ class Replayer:
         if not pending:
             self.summary.seconds = time.monotonic() - self.t0
             return self.summary
-        jobs = self.opts.jobs or max(1, (os.cpu_count() or 2) - 2)
+        jobs = self.opts.jobs or max(1, (os.cpu_count() or 2) - 1)
         if not self.device.compiles:
             jobs = min(jobs, 2)
         self.pool = mp.get_context("spawn").Pool(jobs, initializer=_worker_init, initargs=(self.device.kind,))
