@@ -269,7 +269,7 @@ class ReplayOptions:
     max_storage_bytes: int = 1 << 30
     chunk_seconds: float = 30.0
     export_seconds: float = 60.0
-    compile_timeout_s: float = 90.0
+    compile_timeout_s: float = 45.0
     hardware: str | None = None
     progress: bool = True
     programs: Sequence[str] | None = None
@@ -457,12 +457,17 @@ class Replayer:
         versions = json.dumps({**json.loads(versions), "reference": reference}, sort_keys=True)
         tol = TOLERANCE.get(cap.dtype, 0.0)
         raw_kept = False
-        for cfg, key, fut in zip(p.cfgs, p.keys, p.futures):
+        todo = list(zip(p.cfgs, p.keys, p.futures))
+        waiting_since = time.monotonic()
+        while todo:
             if self.remaining() < 5:
                 self.summary.stopped = "deadline"
                 return True
+            # configs are measured in the order their compiles finish: one
+            # slow compile must not hold up the ones already done
+            cfg, key, res = self._next_compiled(todo, waiting_since)
+            waiting_since = time.monotonic()
             row = self._base_row(cap, cfg, key, versions)
-            res = self._wait(fut)
             if res.get("status") == "deadline":
                 self.summary.stopped = "deadline"
                 return True
@@ -526,16 +531,23 @@ class Replayer:
         del work, pristine
         return False
 
-    def _wait(self, fut) -> dict:
-        limit = time.monotonic() + self.opts.compile_timeout_s
+    def _next_compiled(self, todo: list, since: float) -> tuple[dict, str, dict]:
+        """Remove and return the first (config, key, compile result) of
+        ``todo`` whose compile is done; the first config times out when
+        nothing finished for ``compile_timeout_s`` since ``since``."""
         while True:
-            if fut.ready():
-                return fut.get()
-            if time.monotonic() > limit:
-                return {"ok": False, "status": "timeout", "error": f"compile exceeded {self.opts.compile_timeout_s:.0f} s"}
+            for i, (cfg, key, fut) in enumerate(todo):
+                if fut.ready():
+                    del todo[i]
+                    return cfg, key, fut.get()
+            if time.monotonic() - since > self.opts.compile_timeout_s:
+                cfg, key, _ = todo.pop(0)
+                return cfg, key, {"ok": False, "status": "timeout",
+                                  "error": f"compile exceeded {self.opts.compile_timeout_s:.0f} s"}
             if self.remaining() < 5:
-                return {"ok": False, "status": "deadline", "error": ""}
-            fut.wait(0.05)
+                cfg, key, _ = todo[0]
+                return cfg, key, {"ok": False, "status": "deadline", "error": ""}
+            todo[0][2].wait(0.02)
 
 
 def _light_json(cap: Capture) -> str:
