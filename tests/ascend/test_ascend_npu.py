@@ -157,3 +157,25 @@ def test_example_runs_and_groups_num_warps():
     assert "not been run on Ascend hardware" in out
     lat = [float(v) for v in re.findall(r"^\s+([0-9.]+) us", out, re.M)]
     assert len(lat) == 4 and all(math.isfinite(v) and v > 0 for v in lat)
+
+
+def test_perf_model_hook_ranks_npu_configs(monkeypatch):
+    # triton-ascend 3.2.0's Autotuner needs an NPU driver to be constructed,
+    # so the perf_model is called here the way its prune_configs calls it:
+    # perf_model(**named args, **launch kwargs, **config.all_kwargs()).
+    import torch
+
+    from learned_cost.autotune import make_perf_model
+
+    monkeypatch.delenv("LEARNED_COST_HARDWARE", raising=False)
+    pm = make_perf_model(_scale_kernel)
+    nargs = {"x_ptr": torch.zeros(100000), "out_ptr": torch.zeros(100000), "n": 100000, "stride": 1, "rows": 3}
+    grid = lambda meta: (-(-meta["n"] // meta["BLOCK"]),)  # noqa: E731
+    configs = [triton.Config({"BLOCK": b}, num_warps=w) for b in (256, 1024, 4096) for w in (4, 8)]
+    est = {c: pm(**nargs, grid=grid, warmup=False, **c.all_kwargs()) for c in configs}
+    assert all(math.isfinite(v) and v > 0 for v in est.values())
+    # num_warps does not reach the npu compiler: one prediction per BLOCK.
+    assert len(pm._memo) == 3
+    for b in (256, 1024, 4096):
+        same = {v for c, v in est.items() if c.kwargs["BLOCK"] == b}
+        assert len(same) == 1
