@@ -9,20 +9,33 @@ The flow an autotuner follows before compiling anything:
 3. ask ``costmodel_bench`` for the predicted latency and keep the fastest.
 
 Only TTIR is generated: no GPU or NPU is needed. With triton-ascend
-installed the TTIR is made for the ``npu`` target with the Ascend dialects
-(and the 910B profile is the default hardware); with stock Triton it is made
-for a CUDA target (sm_90), and the H200 profile is the default.
+installed (3.2.0 from PyPI, or a newer release with
+``triton._C.libtriton.ascend.ir``) the TTIR is made for the ``npu`` target
+and the 910B profile is the default hardware; with stock Triton it is made
+for a CUDA target (sm_90), and the H200 profile is the default. The TTIR
+comes from ``learned_cost.ttir_source``, the same code the autotune
+integration uses.
+
+Configs whose TTIR and launch options are identical are one candidate: on
+the npu target num_warps does not reach the compiler (SIMD mode), so
+``block4096_warps4`` and ``block4096_warps8`` are listed together.
 
 Run: ``python examples/costmodel_example.py``
 """
 
 from __future__ import annotations
 
+import math
+
 import triton
 import triton.language as tl
 
 from learned_cost import costmodel_bench
-from learned_cost.hardware import ascend_installed
+from learned_cost.api import predict_item
+from learned_cost.hardware import default_hardware_reason, resolve_hardware
+from learned_cost.models.select import find_model_folder
+from learned_cost.ttir.normalize import strip_locations
+from learned_cost.ttir_source import default_target, ttir_for_config
 
 
 @triton.jit
@@ -35,51 +48,25 @@ def add_kernel(x_ptr, y_ptr, output_ptr, n_elements, BLOCK_SIZE: tl.constexpr):
     tl.store(output_ptr + offsets, x + y, mask=mask)
 
 
-def ttir_for_npu(kernel, signature: dict, constexprs: dict, num_warps: int) -> str:
-    """Raw TTIR for triton-ascend's npu target (front end only)."""
-    from triton._C.libtriton import ir
-    from triton._C.libtriton.ascend import ir as ascend_ir
-    from triton.backends.compiler import GPUTarget
-    from triton.compiler import ASTSource
-    from triton.compiler.code_generator import ast_to_ttir
-    from triton.compiler.compiler import make_backend
-
-    source = ASTSource(kernel, signature, constexprs, attrs=None)
-    backend = make_backend(GPUTarget("npu", "", 32))
-    options = backend.parse_options(
-        {"num_warps": num_warps, "num_stages": 2, "debug": False, "multibuffer": False,
-         "compile_mode": "simd", **source.parse_options()}
-    )
-    context = ir.context()
-    ir.load_dialects(context)
-    ascend_ir.load_dialects(context)
-    return str(ast_to_ttir(kernel, source, context, options, {}, {}))
-
-
-def ttir_for_cuda(kernel, signature: dict, constexprs: dict, num_warps: int) -> str:
-    """TTIR after the CUDA backend's ttir passes, for sm_90 (host only)."""
-    from triton._C.libtriton import ir
-    from triton.backends.compiler import GPUTarget
-    from triton.compiler import ASTSource
-    from triton.compiler.compiler import make_backend
-
-    target = GPUTarget("cuda", 90, 32)
-    backend = make_backend(target)
-    full_signature = {**signature, **{name: "constexpr" for name in constexprs}}
-    source = ASTSource(kernel, full_signature, dict(constexprs))
-    options = backend.parse_options({"num_warps": num_warps})
-    context = ir.context()
-    ir.load_dialects(context)
-    backend.load_dialects(context)
-    module = source.make_ir(target, options, backend.get_codegen_implementation(options),
-                            backend.get_module_map(), context)
-    return str(backend.make_ttir(module, {}, options, target.arch))
+def describe_model(first_item: dict) -> tuple[str, str]:
+    """(hardware line, model line) for the items, read from one prediction."""
+    pred = predict_item(first_item)
+    profile = resolve_hardware(pred.hardware)
+    hardware = f"{profile.name} ({profile.description}); {default_hardware_reason()}"
+    if pred.model == "learned":
+        model = f"learned (LightGBM, {find_model_folder(profile)})"
+    elif find_model_folder(profile) is None:
+        model = f"analytic (roofline on the profile's figures; no trained model for {profile.name})"
+    else:
+        model = "analytic (the trained model was refused; see the warning above)"
+    return hardware, model
 
 
 def main() -> None:
-    on_ascend = ascend_installed()
-    make_ttir = ttir_for_npu if on_ascend else ttir_for_cuda
-    print(f"triton {triton.__version__}; TTIR for the {'npu' if on_ascend else 'cuda sm_90'} target")
+    target = default_target()
+    backend = target[0]
+    flavour = "triton-ascend" if backend == "npu" else "stock Triton"
+    target_name = "npu" if backend == "npu" else f"cuda sm_{target[1]}"
 
     signature = {"x_ptr": "*fp32", "y_ptr": "*fp32", "output_ptr": "*fp32", "n_elements": "i32"}
     n_elements = 98432
@@ -88,24 +75,33 @@ def main() -> None:
         for block in (256, 1024, 2048, 4096)
         for warps in (4, 8)
     ]
+    print(f"kernel: {add_kernel.fn.__name__} (out = x + y, fp32)")
+    print(f"problem size: n_elements = {n_elements}")
+    print(f"TTIR: triton {triton.__version__} ({flavour}), {target_name} target")
 
     items = []
     for cfg in configs:
         block = cfg["BLOCK_SIZE"]
+        ttir = ttir_for_config(add_kernel, signature, {"BLOCK_SIZE": block}, num_warps=cfg["num_warps"])
         items.append(
             {
                 "config": cfg["name"],
-                "ttir": make_ttir(add_kernel, signature, {"BLOCK_SIZE": block}, cfg["num_warps"]),
+                "ttir": ttir.text,
                 # n_elements is the fourth kernel argument, %arg3 in the TTIR.
                 # pid_x=0 fixes tl.program_id(0) for the evaluation of masks.
                 "arg_bindings": f"arg3={n_elements},pid_x=0",
                 # The launch grid, as given to kernel[grid](...). Without it the
                 # grid would be inferred from the mask (n_elements / BLOCK_SIZE).
                 "grid": (triton.cdiv(n_elements, block),),
-                # Launch options that the TTIR does not show.
-                "options": {"num_warps": cfg["num_warps"]},
+                # Launch options that reach the compiler but not the TTIR, for
+                # this target: num_warps on CUDA, multibuffer on the npu.
+                "options": dict(ttir.launch_options),
             }
         )
+
+    hardware, model = describe_model(items[0])
+    print(f"hardware profile: {hardware}")
+    print(f"model: {model}")
 
     # One item at a time, as in an autotuner's loop: (config, latency_us).
     latencies = {}
@@ -117,13 +113,25 @@ def main() -> None:
     # The whole list at once gives the same numbers, evaluated in parallel.
     assert costmodel_bench(items) == latencies
 
-    if not any(v < float("inf") for v in latencies.values()):
+    if not any(math.isfinite(v) for v in latencies.values()):
         raise SystemExit("no config could be predicted (see the warnings above)")
+
+    # Configs with identical TTIR (locations aside) and options compile to the
+    # same kernel: one candidate, benchmarked once.
+    candidates: dict[tuple, list[str]] = {}
+    for item in items:
+        key = (strip_locations(item["ttir"]), tuple(sorted(item["options"].items())))
+        candidates.setdefault(key, []).append(item["config"])
+    groups = sorted(candidates.values(), key=lambda names: latencies[names[0]])
+    print(f"{len(configs)} configs, {len(groups)} distinct candidates (same TTIR and options = one candidate)")
     print("predicted whole-launch latency, fastest first:")
-    for config, latency_us in sorted(latencies.items(), key=lambda kv: kv[1]):
-        print(f"  {config:<20} {latency_us:9.3f} us")
-    keep = sorted(latencies, key=latencies.get)[:3]
-    print(f"configs worth benchmarking on the device: {', '.join(keep)}")
+    for names in groups:
+        print(f"  {latencies[names[0]]:9.3f} us  {' = '.join(names)}")
+    # As the autotune integration's top_k=0.25: the predicted best quarter.
+    keep = [names[0] for names in groups[: math.ceil(len(groups) / 4)]]
+    print(f"worth benchmarking on the device (predicted best quarter): {', '.join(keep)}")
+    if backend == "npu":
+        print("note: the Ascend path uses published 910B figures and has not been run on Ascend hardware")
 
 
 if __name__ == "__main__":

@@ -2,7 +2,9 @@
 
 Follows the flow of triton-ascend's costmodel example: ``ASTSource`` ->
 ``ast_to_ttir`` with ``GPUTarget("npu", "", 32)`` and the Ascend dialects
-loaded, printed with ``str(module)``. Writes ``<name>.ascend.ttir`` into
+loaded, printed with ``str(module)``; the TTIR is made by
+``learned_cost.ttir_source``, the helper the example and the autotune code
+use. Writes ``<name>.ascend.ttir`` into
 ``tests/fixtures/ttir/`` for the add, matmul and softmax kernels (plus
 ``<name>.ascend_opt.ttir`` after the backend's ``ttir`` pass stage), and
 records them in ``fixtures.json``.
@@ -12,6 +14,7 @@ virtual environment, never the project's:
 
     python3 -m venv /tmp/ascend-venv
     /tmp/ascend-venv/bin/pip install triton-ascend==3.2.0 pybind11 torch==2.13.0
+    /tmp/ascend-venv/bin/pip install -e .
     /tmp/ascend-venv/bin/python scripts/gen_fixtures_ascend.py
 
 The kernels are the same sources as in ``scripts/gen_fixtures.py`` (kept in
@@ -92,49 +95,15 @@ SPECS = [
 
 
 def make_ttir(kernel, signature: dict, constexprs: dict) -> tuple[str, str | None]:
-    """The seed flow: ast_to_ttir on the NPU target, Ascend dialects loaded."""
-    from triton._C.libtriton import ir
-    from triton.backends.compiler import GPUTarget
-    from triton.compiler import ASTSource
-    from triton.compiler.code_generator import ast_to_ttir
-    from triton.compiler.compiler import make_backend
+    """The seed flow on the npu target (``learned_cost.ttir_source``, shared
+    with the example and the autotune code): raw TTIR and, when the
+    backend's ttir stage succeeds, the optimized one."""
+    from learned_cost.ttir_source import NPU_TARGET, ttir_for_config
 
-    source = ASTSource(kernel, signature, constexprs, attrs=None)
-    target = GPUTarget("npu", "", 32)
-    backend = make_backend(target)
-    options = backend.parse_options(
-        {"num_warps": 8, "num_stages": 2, "debug": False, "multibuffer": False,
-         "compile_mode": "simd", **source.parse_options()}
-    )
-    context = ir.context()
-    ir.load_dialects(context)
-    try:  # newer triton-ascend releases ship their dialects as a module
-        from triton._C.libtriton.ascend import ir as ascend_ir
-
-        ascend_ir.load_dialects(context)
-    except ImportError:  # 3.2.0: the backend loads them (a no-op there)
-        backend.load_dialects(context)
-    # The example passes no codegen functions, which is enough for add but
-    # not for tl.dot: it needs the target's "min_dot_size".
-    try:
-        codegen_fns = backend.get_codegen_implementation()
-    except TypeError:
-        codegen_fns = backend.get_codegen_implementation(options)
-    mod = ast_to_ttir(kernel, source, context, options, codegen_fns, {})
-    raw = str(mod)
-    try:
-        opt = str(_ascend_make_ttir(mod, options))
-    except Exception as e:  # noqa: BLE001 (the optimized form is a bonus; keep the raw one)
-        print(f"  ttir stage failed: {type(e).__name__}: {e}")
-        opt = None
-    return raw, opt
-
-
-def _ascend_make_ttir(mod, options):
-    """The backend's ``ttir`` stage (inliner, combine, canonicalize, CSE, LICM, ...)."""
-    from triton.backends.ascend import compiler as ascend_compiler
-
-    return ascend_compiler.make_ttir(mod, {}, options)
+    ttir = ttir_for_config(kernel, signature, constexprs, target=NPU_TARGET)
+    if ttir.stage_error:  # the optimized form is a bonus; keep the raw one
+        print(f"  ttir stage failed: {ttir.stage_error}")
+    return ttir.raw, ttir.optimized
 
 
 def main() -> None:

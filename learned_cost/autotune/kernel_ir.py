@@ -13,7 +13,9 @@ integer bindings are keyed by TTIR argument position (``argN`` counts only the
 parameters that survive), not by Python parameter position.
 
 Results are cached per (kernel, specialization, target): configs that differ
-only in launch options (num_warps, num_stages) share one TTIR build.
+only in launch options (num_warps, num_stages) share one TTIR build. The
+TTIR is made by :mod:`learned_cost.ttir_source`, which speaks both stock
+Triton's front end and triton-ascend 3.2.0's.
 """
 
 from __future__ import annotations
@@ -23,12 +25,16 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-# H200 is sm_90 with 32-thread warps; used when no GPU driver is active
-# (CPU, interpreter), so that the TTIR matches what the H200 would compile.
-DEFAULT_TARGET: tuple[str, Any, int] = ("cuda", 90, 32)
+from ..ttir_source import CUDA_TARGET, launch_option_keys
 
-# Launch options that reach the compiler but not the TTIR.
-OPTION_KEYS: tuple[str, ...] = ("num_warps", "num_stages", "num_ctas", "maxnreg")
+# H200 is sm_90 with 32-thread warps: the host default with stock Triton
+# when no GPU driver is active (CPU, interpreter), so that the TTIR matches
+# what the H200 would compile.
+DEFAULT_TARGET: tuple[str, Any, int] = CUDA_TARGET
+
+# Launch options that reach the compiler but not the TTIR (CUDA target; the
+# npu target's are in learned_cost.ttir_source).
+OPTION_KEYS: tuple[str, ...] = launch_option_keys("cuda")
 
 
 @dataclass(frozen=True)
@@ -110,26 +116,31 @@ def heuristics_of(kernel: Any) -> list[Mapping[str, Callable]]:
 
 
 def active_target() -> tuple[str, Any, int]:
-    """(backend, arch, warp size) of the active Triton driver, or the H200
-    default when none is active (CPU, interpreter)."""
+    """(backend, arch, warp size) of the active Triton driver; when none is
+    active (CPU, interpreter) the host default of
+    :func:`learned_cost.ttir_source.default_target`: the npu target with
+    triton-ascend installed, else the H200's sm_90."""
     import os
 
+    from ..ttir_source import default_target
+
     if os.environ.get("TRITON_INTERPRET", "0") not in ("", "0"):
-        return DEFAULT_TARGET
+        return default_target()
     try:
         from triton.runtime import driver
 
         t = driver.active.get_current_target()
         return (t.backend, t.arch, t.warp_size)
-    except Exception:  # noqa: BLE001 - no GPU driver on this host
-        return DEFAULT_TARGET
+    except Exception:  # noqa: BLE001 - no GPU/NPU driver on this host
+        return default_target()
 
 
 class LaunchDescriber:
     """Builds :class:`LaunchIR` for launches of one kernel, with a cache.
 
     ``target`` is (backend, arch, warp size); None means the active driver's
-    target (see :func:`active_target`).
+    target (see :func:`active_target`). The TTIR itself comes from
+    :class:`learned_cost.ttir_source.Frontend`, shared with the example.
     """
 
     def __init__(self, kernel: Any, target: tuple[str, Any, int] | None = None):
@@ -137,28 +148,22 @@ class LaunchDescriber:
         self.jit = jit_function_of(kernel)
         self.heuristics = heuristics_of(kernel)
         self.target = tuple(target) if target is not None else active_target()
-        self._binder = None
-        self._backend = None
-        self._gpu_target = None
-        self._cache: dict[Any, tuple[str, str]] = {}
+        self._frontend = None
+        self._cache: dict[Any, Any] = {}
         self._lock = threading.Lock()
 
     # -------------------------------------------------------------- helpers
-    def _ensure_binder(self) -> None:
-        if self._binder is not None:
-            return
-        from triton.backends.compiler import GPUTarget
-        from triton.compiler.compiler import make_backend
-        from triton.runtime.jit import create_function_from_signature
+    def _ensure_frontend(self):
+        if self._frontend is None:
+            from ..ttir_source import Frontend
 
-        self._gpu_target = GPUTarget(*self.target)
-        self._backend = make_backend(self._gpu_target)
-        self._binder = create_function_from_signature(self.jit.signature, self.jit.params, self._backend)
+            self._frontend = Frontend(self.jit, self.target)
+        return self._frontend
 
     def bind(self, args: Sequence[Any], kwargs: Mapping[str, Any]):
-        """Run the JIT binder: (bound args by name, specialization, options)."""
-        self._ensure_binder()
-        return self._binder(*args, **kwargs)
+        """Run the JIT binder: a :class:`learned_cost.ttir_source.BoundLaunch`
+        (bound args by name, specialization, cache key)."""
+        return self._ensure_frontend().bind(args, kwargs)
 
     # ----------------------------------------------------------------- main
     def describe(
@@ -180,58 +185,49 @@ class LaunchDescriber:
                 for name, fn in table.items():
                     merged[name] = fn(named)
                     named[name] = merged[name]
-        options = {k: merged[k] for k in OPTION_KEYS if merged.get(k) is not None}
-        bound, spec, _ = self.bind(args, {k: v for k, v in merged.items() if k != "ir_override"})
+        launch = self.bind(args, {k: v for k, v in merged.items() if k != "ir_override"})
 
-        key = (_hashable(spec), self.target)
+        key = (launch.key, self.target)
         with self._lock:
             texts = self._cache.get(key)
         if texts is None:
-            texts = self._make_ttir(bound, spec, merged)
+            texts = self._make_ttir(launch, merged)
             with self._lock:
                 self._cache[key] = texts
-        raw, optimized = texts
+        if self.target[0] == "npu":
+            # Read from the backend's parsed options of this config (the
+            # cached build may have been made for another config's options).
+            from ..ttir_source import launch_options
 
-        bindings, names = ttir_int_bindings(list(bound.items()), spec)
+            options = launch_options("npu", self._parsed_options(merged))
+        else:
+            options = {k: merged[k] for k in OPTION_KEYS if merged.get(k) is not None}
+
+        bindings, names = ttir_int_bindings(list(launch.bound.items()), launch.spec)
         return LaunchIR(
-            ttir=optimized,
+            ttir=texts.optimized,
             arg_bindings=bindings,
-            grid=resolve_grid(grid, bound),
+            grid=resolve_grid(grid, launch.bound),
             options=options,
-            raw_ttir=raw,
+            raw_ttir=texts.raw,
             kernel_name=self.jit.__name__,
             arg_names=names,
         )
 
-    def _make_ttir(self, bound: Mapping[str, Any], spec: list, kwargs: Mapping[str, Any]) -> tuple[str, str]:
-        from triton._C.libtriton import ir
-        from triton.compiler import ASTSource
+    def _compile_kwargs(self, kwargs: Mapping[str, Any]) -> dict[str, Any]:
+        from ..ttir_source import launch_option_keys
 
-        backend = self._backend
-        opt_in = {k: v for k, v in kwargs.items() if k in OPTION_KEYS or k == "debug"}
-        try:
-            # What JITFunction.run does: constexprs and attributes found at any
-            # depth (tuple arguments included).
-            options, signature, constexprs, attrs = self.jit._pack_args(
-                backend, opt_in, bound, spec, backend.parse_options(opt_in))
-        except AttributeError:  # a Triton without _pack_args: top level only
-            options = backend.parse_options(opt_in)
-            signature = {p.name: s[0] for p, s in zip(self.jit.params, spec)}
-            values = list(bound.values())
-            constexprs = {(i,): values[i] for i, s in enumerate(spec) if s[0] == "constexpr"}
-            attrs = {(i,): backend.parse_attr(s[1]) for i, s in enumerate(spec) if isinstance(s[1], str)}
-        src = ASTSource(self.jit, signature, constexprs, attrs)
-        context = ir.context()
-        ir.load_dialects(context)
-        backend.load_dialects(context)
-        module = src.make_ir(
-            self._gpu_target, options, backend.get_codegen_implementation(options), backend.get_module_map(), context
-        )
-        raw = str(module)
-        stages: dict[str, Any] = {}
-        backend.add_stages(stages, options, src.language)
-        optimized = stages["ttir"](module, {})
-        return raw, str(optimized)
+        keys = set(OPTION_KEYS) | {"debug"}
+        if self.target[0] == "npu":
+            keys |= set(launch_option_keys("npu", {"compile_mode": "simt_only"})) | {"compile_mode"}
+        return {k: v for k, v in kwargs.items() if k in keys}
+
+    def _parsed_options(self, kwargs: Mapping[str, Any]) -> dict[str, Any]:
+        parsed = self._ensure_frontend().backend.parse_options(self._compile_kwargs(kwargs))
+        return dict(getattr(parsed, "__dict__", {}))
+
+    def _make_ttir(self, launch: Any, kwargs: Mapping[str, Any]) -> Any:
+        return self._ensure_frontend().ttir(launch, self._compile_kwargs(kwargs))
 
 
 def ttir_int_bindings(bound_items: Sequence[tuple[str, Any]], spec: Sequence[tuple]) -> tuple[dict[str, int], dict[str, str]]:
@@ -281,14 +277,3 @@ def resolve_grid(grid: Any, meta: Mapping[str, Any]) -> tuple[int, int, int]:
     dims += [1] * (3 - len(dims))
     return (dims[0], dims[1], dims[2])
 
-
-def _hashable(obj: Any) -> Any:
-    if isinstance(obj, (list, tuple)):
-        return tuple(_hashable(x) for x in obj)
-    if isinstance(obj, dict):
-        return tuple(sorted((k, _hashable(v)) for k, v in obj.items()))
-    try:
-        hash(obj)
-        return obj
-    except TypeError:
-        return repr(obj)

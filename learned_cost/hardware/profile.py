@@ -491,6 +491,17 @@ def default_hardware_name() -> str:
     return name
 
 
+def default_hardware_reason() -> str:
+    """Why :func:`default_hardware_name` gives what it gives, in words (for
+    reports such as the example's)."""
+    env = os.environ.get("LEARNED_COST_HARDWARE", "").strip()
+    if env:
+        return f"set by LEARNED_COST_HARDWARE={env}"
+    if ascend_installed():
+        return "the default when triton-ascend is installed and an item names no hardware"
+    return "the default when triton-ascend is not installed and an item names no hardware"
+
+
 def resolve_hardware(
     hardware: Any = None, target_arch: Any = None, hardware_config: Any = None
 ) -> HardwareProfile:
