@@ -151,7 +151,7 @@ _cache: PredictionCache | None = None
 # Sizes are estimates of what an entry keeps alive, measured on the fixtures:
 # a parsed and indexed module holds about MODULE_BYTES_PER_CHAR bytes per
 # character of its text.
-MODULE_BYTES_PER_CHAR = 24
+MODULE_BYTES_PER_CHAR = 26
 _RAW_RECORD_BYTES = 2048  # features (numpy row), notes, key tuple
 _SHARES = {"modules": 1 / 2, "raw": 1 / 4, "digests": 1 / 8, "predictions": 1 / 8}
 
@@ -164,7 +164,10 @@ def _budget(name: str) -> int:
 # It skips location stripping, hashing and profile resolution on repeated calls.
 _raw = LRUCache(8192, _budget("raw"))
 # Parsed modules by location-stripped TTIR digest (parsing dominates an uncached call).
-_modules = LRUCache(256, _budget("modules"))
+# Few entries: each is many small objects (see _parsed_module).
+_modules = LRUCache(64, _budget("modules"))
+# Digests of texts parsed once and not (yet) kept in _modules.
+_seen = LRUCache(4096)
 # Digest of each raw text seen (location stripping costs as much as a model call).
 _digests = LRUCache(4096, _budget("digests"))
 
@@ -188,6 +191,7 @@ def clear_caches() -> None:
     for name, c in (("raw", _raw), ("modules", _modules), ("digests", _digests)):
         c.clear()
         c.resize(_budget(name))
+    _seen.clear()
     clear_model_cache()
 
 
@@ -493,13 +497,22 @@ def _raw_nbytes(raw_key: Hashable) -> int:
 
 def _parsed_module(digest: str, ttir: str) -> Any:
     """The parsed TTIR, shared by items whose text differs at most in
-    locations (many configs x bindings share one text in an autotuner)."""
+    locations (many configs x bindings share one text in an autotuner).
+
+    A module is kept from the second time its text is seen: a parsed module
+    is about a thousand objects per 5 KB of text, and every one of them
+    lengthens the interpreter's full garbage collections. Texts seen once
+    (most of a stream of distinct inputs) never enter the cache; a text
+    reused with new bindings pays one extra parse, then hits."""
     module = _modules.get(digest)
     if module is None:
         from .ttir.parser import parse_ttir
 
         module = parse_ttir(ttir)
-        _modules.put(digest, module, len(ttir) * MODULE_BYTES_PER_CHAR)
+        if digest in _seen:
+            _modules.put(digest, module, len(ttir) * MODULE_BYTES_PER_CHAR)
+        else:
+            _seen.put(digest, True, 100)
     return module
 
 
