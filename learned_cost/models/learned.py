@@ -288,8 +288,9 @@ class LearnedModel:
         raw = np.asarray(self._booster.predict(x, num_threads=1), dtype=np.float64)
         if self.variant == "log_ratio":
             raw = raw + x[:, self._ANALYTIC_COL]
-        # clip to exp(±50) so that a wild leaf can never give 0 or inf µs
-        return np.exp(np.clip(raw, -50.0, 50.0))
+        # clip to exp(±50) so that a wild leaf can never give 0 or inf µs;
+        # math.exp as in predict_row: np.exp may differ from it by one ulp
+        return np.array([math.exp(v) for v in np.clip(raw, -50.0, 50.0).tolist()], dtype=np.float64)
 
     def predict_many(self, features: Sequence, profile) -> np.ndarray:
         """Latency in µs of each FeatureVector of ``features`` on ``profile``."""

@@ -236,3 +236,26 @@ def test_caches_are_bounded_by_bytes(monkeypatch):
     monkeypatch.delenv("LEARNED_COST_CACHE_MB")
     clear_caches()
     assert api.cache_settings()["budget_bytes"] == 256 * 1024 * 1024
+
+
+def test_list_and_single_calls_agree_to_the_bit_with_the_shipped_model():
+    import random
+
+    from learned_cost.api import predict_items
+
+    spec = json.loads((FIXTURES / "fixtures.json").read_text())
+    rng = random.Random(0)
+    items = []
+    for name, s in sorted(spec.items()):
+        if "opt" not in s["files"]:
+            continue
+        text = (FIXTURES / s["files"]["opt"]).read_text()
+        for k in range(12):
+            items.append({"config": f"{name}{k}", "ttir": text, "arg_bindings": s.get("arg_bindings"),
+                          "grid": [rng.randint(1, 5000)], "options": {"num_warps": rng.choice([1, 2, 4, 8])},
+                          "hardware": "h200"})
+    single = [predict_item(it) for it in items]
+    assert {p.model for p in single} == {"learned"}
+    clear_caches()
+    batch = predict_items(items)
+    assert [p.latency_us for p in batch] == [p.latency_us for p in single]
