@@ -152,7 +152,7 @@ _cache: PredictionCache | None = None
 # a parsed and indexed module holds about MODULE_BYTES_PER_CHAR bytes per
 # character of its text.
 MODULE_BYTES_PER_CHAR = 26
-_RAW_RECORD_BYTES = 2048  # features (numpy row), notes, key tuple
+_RAW_RECORD_BYTES = 2048  # feature vector (a dict of ~80 floats), notes, key tuple
 _SHARES = {"modules": 1 / 2, "raw": 1 / 4, "digests": 1 / 8, "predictions": 1 / 8}
 
 
@@ -160,7 +160,7 @@ def _budget(name: str) -> int:
     return int(cache_budget_bytes() * _SHARES[name])
 
 
-# Exact-input cache: raw item values -> compact record (see _record).
+# Exact-input cache: raw item values -> (latency, model, hardware, features, notes).
 # It skips location stripping, hashing and profile resolution on repeated calls.
 _raw = LRUCache(8192, _budget("raw"))
 # Parsed modules by location-stripped TTIR digest (parsing dominates an uncached call).
