@@ -23,7 +23,9 @@ Item keys:
 ``options``
     launch options the TTIR does not show (``num_warps``, ``num_stages``,
     ``multibuffer``, ...): a mapping of names to numbers, booleans or
-    strings.
+    strings. ``num_warps`` must be a power of two from 1 to 64,
+    ``num_stages`` an integer from 0 to 16, ``num_ctas`` a power of two
+    from 1 to 16.
 ``hardware`` / ``target_arch`` / ``hardware_config``
     which hardware profile (see ``learned_cost.hardware.profile``).
 ``model``
@@ -34,8 +36,9 @@ Item keys:
 Bad input never raises out of ``costmodel_bench``:
 
 * a non-dict item, a missing/None or unhashable ``config`` -> ``(None, inf)``;
-* a missing or unparsable ``ttir``, a bad binding, grid, options or model
-  key, an unknown hardware -> ``(config, inf)``;
+* a missing or unparsable ``ttir``, a text without a kernel (no
+  ``tt.func``), a bad binding, grid, options or model key, an unknown
+  hardware, features that overflow (not finite) -> ``(config, inf)``;
 
 each with exactly one ``RuntimeWarning`` naming the problem. A successful
 prediction that rests on estimates (default grid, unresolved loop trip counts)
@@ -66,8 +69,10 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
-from .cache import LRUCache, PredictionCache, prediction_key
-from .features.schema import FeatureVector
+import numpy as np
+
+from .cache import LRUCache, PredictionCache, cache_budget_bytes, prediction_key
+from .features.schema import FeatureVector, feature_names
 from .hardware.profile import (
     HardwareProfile,
     ProfileError,
@@ -75,6 +80,7 @@ from .hardware.profile import (
     resolve_hardware,
 )
 from .models.select import FORCE_VALUES, ModelUnavailableError, select_model
+from .safe_io import file_signature
 
 INF = math.inf
 _MAX_WORKERS = 64
@@ -137,35 +143,65 @@ class _ItemError(Exception):
 
 _STATE_LOCK = threading.Lock()
 _cache: PredictionCache | None = None
-# Exact-input cache: raw item values -> (latency, model, hardware, features, warnings).
+
+# Every in-memory cache is bounded by bytes, from one budget
+# (``learned_cost.cache.cache_budget_bytes()``: LEARNED_COST_CACHE_MB, default
+# 256): parsed modules get half, exact inputs a quarter, text digests and
+# predictions an eighth each. The entry counts only stop many tiny entries.
+# Sizes are estimates of what an entry keeps alive, measured on the fixtures:
+# a parsed and indexed module holds about MODULE_BYTES_PER_CHAR bytes per
+# character of its text.
+MODULE_BYTES_PER_CHAR = 26
+_RAW_RECORD_BYTES = 2048  # feature vector (a dict of ~80 floats), notes, key tuple
+_SHARES = {"modules": 1 / 2, "raw": 1 / 4, "digests": 1 / 8, "predictions": 1 / 8}
+
+
+def _budget(name: str) -> int:
+    return int(cache_budget_bytes() * _SHARES[name])
+
+
+# Exact-input cache: raw item values -> (latency, model, hardware, features, notes).
 # It skips location stripping, hashing and profile resolution on repeated calls.
-_raw = LRUCache(8192)
+_raw = LRUCache(8192, _budget("raw"))
 # Parsed modules by location-stripped TTIR digest (parsing dominates an uncached call).
-_modules = LRUCache(256)
+# Few entries: each is many small objects (see _parsed_module).
+_modules = LRUCache(64, _budget("modules"))
+# Digests of texts parsed once and not (yet) kept in _modules.
+_seen = LRUCache(4096)
 # Digest of each raw text seen (location stripping costs as much as a model call).
-_digests = LRUCache(4096)
+_digests = LRUCache(4096, _budget("digests"))
 
 
 def _prediction_cache() -> PredictionCache:
     global _cache
     with _STATE_LOCK:
         if _cache is None:
-            _cache = PredictionCache()
+            _cache = PredictionCache(max_bytes=_budget("predictions"))
         return _cache
 
 
 def clear_caches() -> None:
     """Forget every cached prediction and model choice (memory only); the
-    next item re-reads LEARNED_COST_DISK_CACHE."""
+    next item re-reads LEARNED_COST_DISK_CACHE and LEARNED_COST_CACHE_MB."""
     global _cache
     from .models.select import clear_model_cache
 
     with _STATE_LOCK:
         _cache = None
-    _raw.clear()
-    _modules.clear()
-    _digests.clear()
+    for name, c in (("raw", _raw), ("modules", _modules), ("digests", _digests)):
+        c.clear()
+        c.resize(_budget(name))
+    _seen.clear()
     clear_model_cache()
+
+
+def cache_settings() -> dict[str, Any]:
+    """The in-memory cache bounds and what they hold now (bytes are estimates)."""
+    pc = _prediction_cache()
+    out: dict[str, Any] = {"budget_bytes": cache_budget_bytes(), "disk": str(pc.disk.directory) if pc.disk else None}
+    for name, c in (("modules", _modules), ("raw", _raw), ("digests", _digests), ("predictions", pc.memory)):
+        out[name] = {"entries": len(c), "max_entries": c.maxsize, "bytes": c.nbytes, "max_bytes": c.max_bytes}
+    return out
 
 
 # --- input validation ------------------------------------------------------
@@ -203,8 +239,20 @@ def normalize_options(options: Any) -> dict[str, Any]:
             v = int(v)
         if not isinstance(v, _OPTION_TYPES) or (isinstance(v, float) and not math.isfinite(v)):
             raise _ItemError(f"option {k!r} must be a number, boolean or string, got {v!r}")
+        rule = _OPTION_RANGES.get(k)
+        if rule is not None and v is not None:
+            lo, hi, pow2 = rule
+            if not isinstance(v, int) or isinstance(v, bool) or not lo <= v <= hi or (pow2 and v & (v - 1)):
+                kind = f"a power of two from {lo} to {hi}" if pow2 else f"an integer from {lo} to {hi}"
+                raise _ItemError(f"option {k!r} must be {kind}, got {v!r}")
         out[k] = v
     return out
+
+
+# Launch options with a meaning the model relies on: (min, max, power of two).
+# Triton launches 1-32 warps (64 allows wider future targets) and pipelines
+# a handful of stages; values outside are typing errors, not configs.
+_OPTION_RANGES = {"num_warps": (1, 64, True), "num_stages": (0, 16, False), "num_ctas": (1, 16, True)}
 
 
 def _is_int(v: Any) -> bool:
@@ -272,11 +320,18 @@ def _prepare(item: Any, model_dir: Any) -> Prediction | _Pending:
 def _raw_key(item: Mapping, model_dir: Any) -> Hashable | None:
     try:
         hc = item.get("hardware_config")
-        mtime = None
+        hw = item.get("hardware")
+        # A profile given by path is keyed by the file's signature (changed by
+        # any write), so an edited or deleted file is never answered from the
+        # first version; a missing file is no cache hit at all.
+        sig = None
         if isinstance(hc, (str, os.PathLike)):
-            try:
-                mtime = os.stat(os.path.expanduser(os.fspath(hc))).st_mtime_ns
-            except OSError:
+            sig = file_signature(os.path.expanduser(os.fspath(hc)))
+            if sig is None:
+                return None
+        elif _looks_like_path(hw):
+            sig = file_signature(os.path.expanduser(os.fspath(hw)))
+            if sig is None:
                 return None
         return (
             item.get("ttir"),  # str hashes are cached by Python: cheap
@@ -286,7 +341,7 @@ def _raw_key(item: Mapping, model_dir: Any) -> Hashable | None:
             _freeze(item.get("hardware")),
             _freeze(item.get("target_arch")),
             _freeze(hc),
-            mtime,
+            sig,
             _freeze(item.get("model")),
             _freeze(model_dir),
             os.environ.get("LEARNED_COST_MODEL_DIR"),
@@ -294,6 +349,13 @@ def _raw_key(item: Mapping, model_dir: Any) -> Hashable | None:
         )
     except TypeError:
         return None
+
+
+def _looks_like_path(v: Any) -> bool:
+    """What ``resolve_hardware`` would read as a profile path."""
+    if isinstance(v, os.PathLike):
+        return True
+    return isinstance(v, str) and (v.strip().endswith(".json") or "/" in v or os.sep in v)
 
 
 def _prepare_checked(item: Mapping, config: Any, model_dir: Any) -> Prediction | _Pending:
@@ -349,7 +411,7 @@ def _prepare_checked(item: Mapping, config: Any, model_dir: Any) -> Prediction |
     digest = _digests.get(ttir)
     if digest is None:
         digest = ttir_digest(ttir)
-        _digests.put(ttir, digest)
+        _digests.put(ttir, digest, len(ttir) + 200)
     key = prediction_key(digest, canon, grid, options, profile.digest, model.digest)
     latency = cache.get(key)
     if latency is not None:
@@ -357,9 +419,22 @@ def _prepare_checked(item: Mapping, config: Any, model_dir: Any) -> Prediction |
 
     try:
         module = _parsed_module(digest, ttir)
+        if not module.functions:
+            # a comment, an empty module or a cut-off text: nothing to launch,
+            # and a finite answer would rank it ahead of every real config
+            raise _ItemError("ttir holds no kernel (no tt.func): empty, cut off or not TTIR")
         fv = extract_features(module, bindings=bindings, grid=grid, options=options or None, cores=profile.cores)
+    except _ItemError:
+        raise
     except Exception as e:  # noqa: BLE001 - reported as the item's error
         raise _ItemError(_describe_feature_error(e)) from None
+    values = fv.to_array()
+    if not np.isfinite(values).all():
+        # counts overflowed (e.g. deeply nested loops with huge bounds): the
+        # models would turn NaN/inf inputs into a small, plausible latency
+        names = [n for n, v in zip(feature_names(), values.tolist()) if not math.isfinite(v)]
+        raise _ItemError(f"features are not finite (overflow in {', '.join(names[:5])}); "
+                         "loop bounds or sizes too large to predict")
     return _Pending(config, key, raw_key, fv, model, profile)
 
 
@@ -408,20 +483,36 @@ def _finish(prepared: Sequence[Prediction | _Pending]) -> list[Prediction]:
                 v, model_name = analytic_latency_us(p.features, p.profile), "analytic"
             _prediction_cache().put(p.key, v)
             if p.raw_key is not None:
-                _raw.put(p.raw_key, (v, model_name, p.profile.name, p.features, tuple(notes)))
+                _raw.put(p.raw_key, (v, model_name, p.profile.name, p.features, tuple(notes)),
+                         _raw_nbytes(p.raw_key))
             out[i] = Prediction(p.config, v, model_name, p.profile.name, p.features, notes, None, False)
     return out  # type: ignore[return-value]
 
 
+def _raw_nbytes(raw_key: Hashable) -> int:
+    """What an exact-input entry keeps alive: its TTIR text plus the record."""
+    ttir = raw_key[0] if isinstance(raw_key, tuple) and raw_key else None
+    return (len(ttir) if isinstance(ttir, str) else 0) + _RAW_RECORD_BYTES
+
+
 def _parsed_module(digest: str, ttir: str) -> Any:
     """The parsed TTIR, shared by items whose text differs at most in
-    locations (many configs x bindings share one text in an autotuner)."""
+    locations (many configs x bindings share one text in an autotuner).
+
+    A module is kept from the second time its text is seen: a parsed module
+    is about a thousand objects per 5 KB of text, and every one of them
+    lengthens the interpreter's full garbage collections. Texts seen once
+    (most of a stream of distinct inputs) never enter the cache; a text
+    reused with new bindings pays one extra parse, then hits."""
     module = _modules.get(digest)
     if module is None:
         from .ttir.parser import parse_ttir
 
         module = parse_ttir(ttir)
-        _modules.put(digest, module)
+        if digest in _seen:
+            _modules.put(digest, module, len(ttir) * MODULE_BYTES_PER_CHAR)
+        else:
+            _seen.put(digest, True, 100)
     return module
 
 

@@ -9,7 +9,9 @@ changes it.
 Values are latencies in microseconds. Non-finite or non-positive values
 (``inf`` for an item that could not be predicted) are never stored.
 
-The disk cache lives in ``$XDG_CACHE_HOME/learned_cost`` (else
+Each entry on disk records its key, the latency and a checksum over both;
+an entry that fails the check (edited, truncated, written by something
+else) is a miss. The disk cache lives in ``$XDG_CACHE_HOME/learned_cost`` (else
 ``~/.cache/learned_cost``), one small file per key under a two-character
 fan-out folder, each written to a temporary file and renamed into place so a
 reader never sees half a file. It is off unless ``LEARNED_COST_DISK_CACHE=1``
@@ -32,6 +34,7 @@ from pathlib import Path
 from typing import Any
 
 DEFAULT_MAXSIZE = 65536
+ENTRY_BYTES = 240  # one memory entry: 64-character key string, float, tuple, dict slot
 
 
 def canonical_json(value: Any) -> str:
@@ -66,13 +69,25 @@ def cacheable(value: float) -> bool:
 
 
 class LRUCache:
-    """Bounded mapping, least recently used entry evicted first."""
+    """Bounded mapping, least recently used entry evicted first.
 
-    def __init__(self, maxsize: int = DEFAULT_MAXSIZE):
+    Bounded by entry count (``maxsize``) and, when ``max_bytes`` is given, by
+    the sum of the sizes passed to ``put`` (an estimate of the bytes each
+    entry keeps alive): inputs of any size then cost memory in proportion to
+    their size, not one slot each. An entry larger than ``max_bytes`` is not
+    stored at all.
+    """
+
+    def __init__(self, maxsize: int = DEFAULT_MAXSIZE, max_bytes: int | None = None):
         if not isinstance(maxsize, int) or maxsize < 1:
             raise ValueError(f"LRU maxsize must be an integer >= 1, got {maxsize!r}")
+        if max_bytes is not None and (not isinstance(max_bytes, int) or max_bytes < 0):
+            raise ValueError(f"LRU max_bytes must be an integer >= 0, got {max_bytes!r}")
         self.maxsize = maxsize
-        self._data: OrderedDict[Hashable, Any] = OrderedDict()
+        self.max_bytes = max_bytes
+        self.nbytes = 0
+        # key -> (value, size): one tuple per entry, not a record object
+        self._data: OrderedDict[Hashable, tuple[Any, int]] = OrderedDict()
         self._lock = threading.Lock()
 
     def get(self, key: Hashable, default: Any = None) -> Any:
@@ -81,18 +96,36 @@ class LRUCache:
                 self._data.move_to_end(key)
             except KeyError:
                 return default
-            return self._data[key]
+            return self._data[key][0]
 
-    def put(self, key: Hashable, value: Any) -> None:
+    def put(self, key: Hashable, value: Any, nbytes: int = 0) -> None:
+        """Store ``value``; ``nbytes`` is what it keeps alive (counted
+        against ``max_bytes``)."""
+        nbytes = max(0, int(nbytes))
         with self._lock:
-            self._data[key] = value
-            self._data.move_to_end(key)
-            while len(self._data) > self.maxsize:
-                self._data.popitem(last=False)
+            old = self._data.pop(key, None)
+            if old is not None:
+                self.nbytes -= old[1]
+            if self.max_bytes is not None and nbytes > self.max_bytes:
+                return
+            self._data[key] = (value, nbytes)
+            self.nbytes += nbytes
+            while len(self._data) > self.maxsize or (self.max_bytes is not None and self.nbytes > self.max_bytes):
+                _, (_, n) = self._data.popitem(last=False)
+                self.nbytes -= n
+
+    def resize(self, max_bytes: int | None) -> None:
+        """Change the byte bound, evicting as needed."""
+        with self._lock:
+            self.max_bytes = max_bytes
+            while self._data and max_bytes is not None and self.nbytes > max_bytes:
+                _, (_, n) = self._data.popitem(last=False)
+                self.nbytes -= n
 
     def clear(self) -> None:
         with self._lock:
             self._data.clear()
+            self.nbytes = 0
 
     def __len__(self) -> int:
         return len(self._data)
@@ -100,6 +133,24 @@ class LRUCache:
     def __contains__(self, key: Hashable) -> bool:
         with self._lock:
             return key in self._data
+
+
+DEFAULT_CACHE_MB = 256
+"""Default bound of all in-memory caches together (MB, 2**20 bytes)."""
+
+
+def cache_budget_bytes() -> int:
+    """Bytes all in-memory caches may hold together: ``LEARNED_COST_CACHE_MB``
+    (an integer >= 0, 0 = cache nothing) else ``DEFAULT_CACHE_MB``. A bad value
+    falls back to the default."""
+    v = os.environ.get("LEARNED_COST_CACHE_MB", "").strip()
+    try:
+        mb = int(v) if v else DEFAULT_CACHE_MB
+    except ValueError:
+        mb = DEFAULT_CACHE_MB
+    if mb < 0:
+        mb = DEFAULT_CACHE_MB
+    return mb * 1024 * 1024
 
 
 def default_cache_dir() -> Path:
@@ -118,23 +169,30 @@ class DiskCache:
         return self.directory / key[:2] / f"{key}.json"
 
     def get(self, key: str) -> float | None:
+        from .safe_io import FileReadError, read_regular_file
+
         try:
-            data = json.loads(self._path(key).read_text(encoding="utf-8"))
-            v = float(data["latency_us"])
-        except (OSError, ValueError, KeyError, TypeError):
+            data = json.loads(read_regular_file(self._path(key), 4096, "cache entry").decode("utf-8"))
+            v = data["latency_us"]
+            ok = (isinstance(data, dict) and data.get("format") == _DISK_FORMAT and data.get("key") == key
+                  and type(v) is float and data.get("check") == _entry_check(key, v))
+        except (OSError, FileReadError, ValueError, KeyError, TypeError, AttributeError):
             return None
-        return v if cacheable(v) else None
+        # an entry that was edited, truncated or written by something else is
+        # a miss, never a prediction
+        return v if ok and cacheable(v) else None
 
     def put(self, key: str, value: float) -> None:
         if not cacheable(value):
             return
         path = self._path(key)
+        entry = {"format": _DISK_FORMAT, "key": key, "latency_us": value, "check": _entry_check(key, value)}
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
             fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-", suffix=".json")
             try:
                 with os.fdopen(fd, "w", encoding="utf-8") as fh:
-                    json.dump({"latency_us": value}, fh)
+                    json.dump(entry, fh)
                 os.replace(tmp, path)
             except BaseException:
                 try:
@@ -145,6 +203,14 @@ class DiskCache:
         except OSError:
             # A read-only or full cache folder must not break predictions.
             pass
+
+
+_DISK_FORMAT = 2
+
+
+def _entry_check(key: str, value: float) -> str:
+    """Checksum of a disk entry: SHA-256 over its key and the exact float."""
+    return hashlib.sha256(f"{key}\x1f{value!r}".encode()).hexdigest()[:32]
 
 
 def disk_cache_enabled() -> bool:
@@ -159,8 +225,9 @@ class PredictionCache:
     folder; False -> off; a path -> that folder.
     """
 
-    def __init__(self, maxsize: int = DEFAULT_MAXSIZE, disk: bool | str | os.PathLike | None = None):
-        self.memory = LRUCache(maxsize)
+    def __init__(self, maxsize: int = DEFAULT_MAXSIZE, disk: bool | str | os.PathLike | None = None,
+                 max_bytes: int | None = None):
+        self.memory = LRUCache(maxsize, max_bytes)
         if disk is None:
             disk = disk_cache_enabled()
         if disk is True:
@@ -177,13 +244,13 @@ class PredictionCache:
         if self.disk is not None:
             v = self.disk.get(key)
             if v is not None:
-                self.memory.put(key, v)
+                self.memory.put(key, v, ENTRY_BYTES)
         return v
 
     def put(self, key: str, value: float) -> None:
         if not cacheable(value):
             return
-        self.memory.put(key, value)
+        self.memory.put(key, value, ENTRY_BYTES)
         if self.disk is not None:
             self.disk.put(key, value)
 

@@ -7,7 +7,9 @@ Subcommands defined here:
   relative to the JSONL file, instead of ``ttir``); prints a table sorted by
   latency, or JSON with ``--json``;
 * ``features``: the feature vector of one TTIR file;
-* ``hardware list`` / ``hardware show NAME``.
+* ``hardware list`` / ``hardware show NAME``;
+* ``info``: version, the hardware that would be chosen and why, the model
+  file and its digest, the feature schema and the cache settings.
 
 Modules ``learned_cost.collect.cli``, ``learned_cost.train.cli`` and
 ``learned_cost.autotune.cli`` may add more: when importable and defining
@@ -88,12 +90,34 @@ def parse_options_arg(text: str | None) -> dict | None:
 
 
 def _read_text(path: str) -> str:
+    """A regular file's UTF-8 text (FIFOs, devices and files over
+    ``safe_io.MAX_TTIR_FILE_BYTES`` are refused, never read)."""
+    from .safe_io import MAX_TTIR_FILE_BYTES, FileReadError, read_regular_file
+
+    if not os.path.exists(path):
+        raise CLIError(f"no such file: {path}")
     try:
-        return Path(path).read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise CLIError(f"no such file: {path}") from None
-    except (OSError, UnicodeDecodeError) as e:
-        raise CLIError(f"cannot read {path}: {e}") from None
+        data = read_regular_file(path, MAX_TTIR_FILE_BYTES, "input file")
+    except FileReadError as e:
+        raise CLIError(str(e)) from None
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as e:
+        raise CLIError(f"{path} is not UTF-8 text (binary file? undecodable byte at offset {e.start})") from None
+    if "\x00" in text:
+        raise CLIError(f"{path} holds NUL bytes: a binary file, not text")
+    return text
+
+
+def _positive_int(text: str) -> int:
+    """argparse type: an integer >= 1."""
+    try:
+        v = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be an integer >= 1, got {text!r}") from None
+    if v < 1:
+        raise argparse.ArgumentTypeError(f"must be an integer >= 1, got {text!r}")
+    return v
 
 
 def _item_from_args(args: argparse.Namespace, ttir: str, config: str) -> dict:
@@ -188,6 +212,8 @@ def cmd_features(args: argparse.Namespace) -> int:
     from .hardware import resolve_hardware
 
     ttir = _read_text(args.ttir)
+    if not ttir.strip():
+        raise CLIError(f"{args.ttir} is empty: no TTIR to evaluate")
     profile = resolve_hardware(args.hardware, args.target_arch, args.hardware_config)
     try:
         bindings = parse_bindings(args.bindings)
@@ -196,11 +222,18 @@ def cmd_features(args: argparse.Namespace) -> int:
     except (BindingError, _ItemError) as e:
         raise CLIError(str(e)) from None
     try:
-        fv = extract_features(ttir, bindings=bindings, grid=grid, options=options or None, cores=profile.cores)
+        from .ttir.parser import parse_ttir
+
+        module = parse_ttir(ttir)
+        if not module.functions:
+            raise CLIError(f"{args.ttir} holds no kernel (no tt.func)")
+        fv = extract_features(module, bindings=bindings, grid=grid, options=options or None, cores=profile.cores)
     except ValueError as e:
         from .api import _describe_feature_error
 
         raise CLIError(f"{args.ttir}: {_describe_feature_error(e)}") from None
+    if not all(math.isfinite(v) for v in fv.to_dict().values()):
+        raise CLIError(f"{args.ttir}: features are not finite (loop bounds or sizes too large)")
     if args.json:
         json.dump({"features": fv.to_dict(), "warnings": fv.warnings, "grid": list(fv.grid),
                    "grid_source": fv.grid_source, "hardware": profile.name}, sys.stdout, indent=2)
@@ -264,6 +297,88 @@ def cmd_hardware_measured(args: argparse.Namespace) -> int:
     return 0
 
 
+# --- info ------------------------------------------------------------------------------
+
+
+def info_dict(args: argparse.Namespace | None = None) -> dict[str, Any]:
+    """What ``learned-cost info`` reports, as a JSON-ready dict."""
+    import warnings
+
+    from . import __version__
+    from .api import cache_settings
+    from .features.schema import FEATURE_SCHEMA_VERSION, feature_names
+    from .hardware import resolve_hardware
+    from .hardware.profile import ascend_installed
+    from .models.select import find_model_folder, model_search_dirs, select_model
+
+    given = {k: getattr(args, k, None) for k in ("hardware_config", "hardware", "target_arch")}
+    chosen = next(((k, v) for k, v in given.items() if v is not None), None)
+    if chosen is not None:
+        why = f"--{chosen[0].replace('_', '-')} {chosen[1]}"
+    elif os.environ.get("LEARNED_COST_HARDWARE", "").strip():
+        why = f"LEARNED_COST_HARDWARE={os.environ['LEARNED_COST_HARDWARE'].strip()}"
+    elif ascend_installed():
+        why = "triton-ascend is installed"
+    else:
+        why = "the default: no LEARNED_COST_HARDWARE, triton-ascend not installed"
+    profile = resolve_hardware(given["hardware"], given["target_arch"], given["hardware_config"])
+    folder = find_model_folder(profile)
+    model: dict[str, Any] = {"search": [str(d) for d in model_search_dirs()], "folder": str(folder) if folder else None}
+    with warnings.catch_warnings(record=True) as rec:
+        warnings.simplefilter("always")
+        m = select_model(profile)
+    model["used"] = m.name
+    model["digest"] = getattr(m, "digest", None)
+    if folder is not None:
+        model["file"] = str(folder / "model.txt")
+        model["refused"] = "; ".join(str(w.message) for w in rec) or None
+        try:
+            meta = json.loads((folder / "metadata.json").read_text(encoding="utf-8"))
+            model["recorded_sha256"] = meta.get("model_sha256")
+            model["created"] = meta.get("created")
+            model["training_rows"] = (meta.get("training_data") or {}).get("rows")
+        except (OSError, ValueError):
+            model["recorded_sha256"] = None
+    from .models.learned import INPUTS_VERSION
+
+    return {
+        "version": __version__,
+        "python": sys.version.split()[0],
+        "hardware": {"name": profile.name, "why": why, "profile": profile.path, "digest": profile.digest},
+        "model": model,
+        "features": {"schema_version": FEATURE_SCHEMA_VERSION, "count": len(feature_names()),
+                     "model_inputs_version": INPUTS_VERSION},
+        "cache": cache_settings(),
+    }
+
+
+def cmd_info(args: argparse.Namespace) -> int:
+    d = info_dict(args)
+    if args.json:
+        json.dump(d, sys.stdout, indent=2, default=str)
+        sys.stdout.write("\n")
+        return 0
+    hw, m, f, c = d["hardware"], d["model"], d["features"], d["cache"]
+    print(f"learned-cost {d['version']} (Python {d['python']})")
+    print(f"hardware:  {hw['name']} ({hw['why']}); profile {hw['profile']}")
+    if m["folder"] is None:
+        print(f"model:     analytic (no {hw['name']}/model.txt in {', '.join(m['search'])})")
+    else:
+        state = m["used"] if not m.get("refused") else f"analytic, trained model refused: {m['refused']}"
+        print(f"model:     {state}; file {m['file']}")
+        print(f"           sha256 {m.get('recorded_sha256')}; created {m.get('created')}; "
+              f"{m.get('training_rows')} training rows")
+    print(f"features:  schema {f['schema_version']}, {f['count']} features, model inputs version "
+          f"{f['model_inputs_version']}")
+    mb = c["budget_bytes"] / 2**20
+    print(f"caches:    memory bound {mb:g} MB (LEARNED_COST_CACHE_MB); disk: {c['disk'] or 'off (LEARNED_COST_DISK_CACHE)'}")
+    for k in ("modules", "raw", "digests", "predictions"):
+        e = c[k]
+        print(f"           {k:<12} {e['entries']:>6} / {e['max_entries']} entries, "
+              f"{e['bytes'] / 2**20:.1f} / {(e['max_bytes'] or 0) / 2**20:.0f} MB")
+    return 0
+
+
 # --- wiring ----------------------------------------------------------------------------
 
 
@@ -279,7 +394,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("inputs", nargs="+", help="TTIR files, or .jsonl files of items")
     _add_item_args(p)
     p.add_argument("--model", choices=("auto", "analytic", "learned"), default=None, help="force a model")
-    p.add_argument("--workers", type=int, default=None, help="threads (default: LEARNED_COST_WORKERS, else 1 with the GIL)")
+    p.add_argument("--workers", type=_positive_int, default=None,
+                   help="threads, >= 1 (default: LEARNED_COST_WORKERS, else 1 with the GIL)")
     p.add_argument("--json", action="store_true", help="JSON list in input order instead of a table")
     p.add_argument("--with-features", action="store_true", help="with --json: include the feature vectors")
     p.set_defaults(func=cmd_predict)
@@ -308,9 +424,31 @@ def build_parser() -> argparse.ArgumentParser:
     hm.set_defaults(func=cmd_hardware_measured)
     p.set_defaults(func=lambda a: _missing(p, "hardware needs an action: list, show or measured"))
 
+    p = sub.add_parser("info", help="version, hardware, model file, feature schema, cache settings",
+                       description="What this installation would use: the hardware profile chosen (and why), the "
+                                   "model file and its digest, the feature schema and the cache settings.")
+    _add_item_args(p)
+    p.add_argument("--json", action="store_true", help="print JSON")
+    p.set_defaults(func=cmd_info)
+
     for mod_name in PLUGIN_MODULES:
         _register_plugin(mod_name, sub)
     return parser
+
+
+# optional dependency -> the extra that installs it
+_EXTRAS = {"torch": "collect", "tqdm": "collect", "triton": "triton", "matplotlib": "plot"}
+
+
+def _missing_extra(e: ModuleNotFoundError) -> str:
+    top = (e.name or "").split(".")[0]
+    extra = _EXTRAS.get(top)
+    if extra is None:
+        return f"missing module {e.name!r}: {e}"
+    hint = f"pip install 'learned-cost[{extra}]'"
+    if top == "torch":
+        hint += " (pin torch==2.13.0, or the build for your device)"
+    return f"this command needs {top}, which is not installed: {hint}"
 
 
 def _missing(parser: argparse.ArgumentParser, message: str) -> int:
@@ -358,6 +496,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         except OSError:
             pass
         return 0
+    except ModuleNotFoundError as e:  # an optional dependency of this subcommand
+        sys.stderr.write(f"{PROG}: error: {_missing_extra(e)}\n")
+        return 2
     except (ValueError, OSError) as e:  # bad input reported by the library
         sys.stderr.write(f"{PROG}: error: {e}\n")
         return 2

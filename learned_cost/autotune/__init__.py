@@ -50,7 +50,16 @@ def __getattr__(name: str):
         raise AttributeError(f"module 'learned_cost.autotune' has no attribute {name!r}")
     import importlib
 
-    value = getattr(importlib.import_module(f"{__name__}.{mod}"), name)
+    try:
+        module = importlib.import_module(f"{__name__}.{mod}")
+    except ModuleNotFoundError as e:
+        if (e.name or "").split(".")[0] != "triton":
+            raise
+        # one line naming what to install, not a traceback into triton's absence
+        raise ImportError(
+            f"learned_cost.autotune.{name} needs Triton, which is not installed: "
+            "pip install 'learned-cost[triton]' (triton-ascend on Ascend)") from None
+    value = getattr(module, name)
     globals()[name] = value
     return value
 

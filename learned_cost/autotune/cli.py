@@ -34,7 +34,14 @@ def _add_arguments(p: argparse.ArgumentParser) -> None:
 
 def _dirs(hardware: str | None) -> list[Path]:
     if hardware:
-        return [feedback_dir(hardware)]
+        d = feedback_dir(hardware)
+        if not d.is_dir():
+            from ..hardware import list_profiles, match_arch
+
+            if match_arch(hardware) is None:
+                # a typo must not read as "no feedback recorded"
+                raise ValueError(f"unknown hardware {hardware!r}; known profiles: {', '.join(list_profiles())}")
+        return [d]
     root = cache_root()
     return sorted(d for d in root.iterdir() if d.is_dir()) if root.exists() else []
 

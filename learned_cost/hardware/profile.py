@@ -212,7 +212,8 @@ def _positive(v: Any) -> bool:
 # --- loading --------------------------------------------------------------
 
 _LOCK = threading.Lock()
-_BY_PATH: dict[tuple[str, int], HardwareProfile] = {}
+_BY_PATH: dict[tuple[str, tuple], HardwareProfile] = {}
+_BY_CONTENT: dict[tuple[str, str], HardwareProfile] = {}
 _DEFAULT: list[str] = []
 _SHIPPED: dict[str, HardwareProfile] = {}
 
@@ -232,7 +233,9 @@ def load_profile(name_or_path: str | os.PathLike) -> HardwareProfile:
 
     Raises ``UnknownHardwareError`` for a name that is neither, and
     ``ProfileError`` (naming the field) for a file that fails validation.
-    Loaded files are cached by path and modification time.
+    Only regular files up to ``learned_cost.safe_io.MAX_PROFILE_BYTES`` are
+    read (a FIFO or device is a ``ProfileError``, never a hang). Loaded files
+    are cached by path and content.
     """
     if isinstance(name_or_path, os.PathLike):
         path = Path(name_or_path)
@@ -248,22 +251,39 @@ def load_profile(name_or_path: str | os.PathLike) -> HardwareProfile:
             )
     else:
         raise UnknownHardwareError(f"hardware profile must be a name or a path, got {name_or_path!r}")
-    try:
-        st = path.stat()
-    except OSError as e:
-        raise UnknownHardwareError(f"hardware profile file {str(path)!r} cannot be read: {e.strerror}") from None
-    key = (str(path.resolve()), st.st_mtime_ns)
+    from ..safe_io import MAX_PROFILE_BYTES, FileReadError, file_signature, read_regular_file
+
+    sig = file_signature(path)
+    if sig is None:
+        raise UnknownHardwareError(f"hardware profile file {str(path)!r} cannot be read: no such file") from None
+    # Keyed by the file's signature (any write changes its ctime) and then by
+    # its content, so an edited or replaced file is never answered from the
+    # old version, while an unchanged file is read once.
+    key = (str(path.resolve()), sig)
     with _LOCK:
         hit = _BY_PATH.get(key)
     if hit is not None:
         return hit
     try:
-        raw = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as e:
-        raise ProfileError(f"hardware profile {str(path)!r} is not valid JSON: {e}") from None
-    profile = profile_from_dict(raw, path=str(path))
+        data = read_regular_file(path, MAX_PROFILE_BYTES, "hardware profile file")
+    except FileReadError as e:
+        raise ProfileError(str(e)) from None
+    content_key = (str(path), hashlib.sha256(data).hexdigest())
     with _LOCK:
+        profile = _BY_CONTENT.get(content_key)
+    if profile is None:
+        try:
+            raw = json.loads(data.decode("utf-8"))
+        except (UnicodeDecodeError, json.JSONDecodeError) as e:
+            raise ProfileError(f"hardware profile {str(path)!r} is not valid JSON: {e}") from None
+        profile = profile_from_dict(raw, path=str(path))
+    with _LOCK:
+        # a few dozen profiles at most in practice; bounded all the same
+        if len(_BY_PATH) >= 256:
+            _BY_PATH.clear()
+            _BY_CONTENT.clear()
         _BY_PATH[key] = profile
+        _BY_CONTENT[content_key] = profile
     return profile
 
 

@@ -29,6 +29,7 @@ from pathlib import Path
 import numpy as np
 
 from ..features.schema import FEATURE_SCHEMA_VERSION, feature_names
+from .model_file import check_model_text
 
 MODEL_FILE = "model.txt"
 METADATA_FILE = "metadata.json"
@@ -268,6 +269,8 @@ class LearnedModel:
                 f"{_analytic_version()}: its analytic inputs would differ")
         text = raw.decode("utf-8")
         try:
+            # LightGBM aborts the process on some malformed texts instead of raising
+            check_model_text(text, n_inputs=len(md.model_inputs))
             booster = lgb.Booster(model_str=text)
         except Exception as e:  # LightGBM raises LightGBMError for a bad text
             raise ModelLoadError(f"{mfile} is not a LightGBM model: {e}") from e
@@ -285,8 +288,9 @@ class LearnedModel:
         raw = np.asarray(self._booster.predict(x, num_threads=1), dtype=np.float64)
         if self.variant == "log_ratio":
             raw = raw + x[:, self._ANALYTIC_COL]
-        # clip to exp(±50) so that a wild leaf can never give 0 or inf µs
-        return np.exp(np.clip(raw, -50.0, 50.0))
+        # clip to exp(±50) so that a wild leaf can never give 0 or inf µs;
+        # math.exp as in predict_row: np.exp may differ from it by one ulp
+        return np.array([math.exp(v) for v in np.clip(raw, -50.0, 50.0).tolist()], dtype=np.float64)
 
     def predict_many(self, features: Sequence, profile) -> np.ndarray:
         """Latency in µs of each FeatureVector of ``features`` on ``profile``."""
@@ -364,6 +368,7 @@ def _atomic_write(path: Path, data: bytes) -> None:
     try:
         with os.fdopen(fd, "wb") as f:
             f.write(data)
+        os.chmod(tmp, 0o644)  # mkstemp makes 0600; an installed model must be readable by every user
         os.replace(tmp, path)
     except BaseException:
         if os.path.exists(tmp):

@@ -75,7 +75,7 @@ from .ir import (
 )
 from .lexer import line_col_of_offset, tokenize_line
 from .normalize import _strip_loc_calls
-from .typeparse import parse_type
+from .typeparse import TypeNestingError, parse_type
 
 MAX_TTIR_CHARS = 8 * 1024 * 1024
 """Longest accepted text (characters). Real kernels print a few hundred KB
@@ -173,6 +173,11 @@ def parse_ttir(text: str) -> Module:
         raise
     except RecursionError:
         raise TTIRParseError("input nests too deeply", 1, 1) from None
+    except TypeNestingError as e:
+        # point at the first line holding the spelling's start
+        at = text.find(str(e).split(": ", 1)[-1].strip("'.")[:30])
+        line, col = line_col_of_offset(text, at) if at >= 0 else (1, 1)
+        raise TTIRParseError(str(e), line, col) from None
     except Exception as e:  # a parser defect must still surface as a parse error
         raise TTIRParseError(f"internal parser error on this input ({type(e).__name__}: {e})", 1, 1) from None
 
@@ -388,6 +393,10 @@ class _Parser:
         regions: list[Region] = []
         stream: list[str] = []
         while toks and toks[-1] == "{":
+            if len(toks) >= 2 and toks[-2] == "{":
+                # "{ {": one region opener too many; read on, the extra brace
+                # would silently swallow the region's structure
+                raise self.error(li, "extra '{' on a region-opening line", "{ {")
             stream.extend(toks[:-1])
             region, li = self.parse_region(li + 1, depth + 1, li)
             regions.append(region)
@@ -440,7 +449,7 @@ class _Parser:
                 hit = _types_from_key(name, tkey, len(results))
             except ValueError:
                 return None
-            if len(_PLAIN_TYPE_CACHE) < 8192:
+            if len(_PLAIN_TYPE_CACHE) < 8192 and len(tkey) <= _MEMO_MAX_CHARS:
                 _PLAIN_TYPE_CACHE[key] = hit
         op = Operation(name, results, operands, list(hit[1]), list(hit[0]) if operands else [], attrs, {}, [], [], li + 1)
         if words or name in _PROGRAM_AXIS_OPS:
@@ -920,6 +929,11 @@ def _render(toks: list[str]) -> str:
     return "".join(out)
 
 
+# The module-level memo tables below keep spellings up to this length only:
+# with their entry counts that bounds them in bytes (a few MB), whatever the
+# input; longer spellings are rare and simply parsed again.
+_MEMO_MAX_CHARS = 512
+
 _SIMPLE_NAMES: set[str] = set()  # op names already validated by the fast path
 
 
@@ -928,7 +942,7 @@ def _admit_simple_name(name: str) -> bool:
     op name, not a function or module); remembered in ``_SIMPLE_NAMES``."""
     if _OP_NAME.fullmatch(name) is None or name in _NOT_PLAIN:
         return False
-    if len(_SIMPLE_NAMES) < 4096:
+    if len(_SIMPLE_NAMES) < 4096 and len(name) <= _MEMO_MAX_CHARS:
         _SIMPLE_NAMES.add(name)
     return True
 
@@ -953,7 +967,7 @@ def _attr_dict_text(text: str) -> tuple[tuple[str, str], ...] | None:
             k, eq, v = part.partition("=")
             items.append((k.strip(), v.strip() if eq else ""))
         res = tuple(items)
-    if len(_ATTR_CACHE) < 4096:
+    if len(_ATTR_CACHE) < 4096 and len(text) <= _MEMO_MAX_CHARS:
         _ATTR_CACHE[text] = res
     return res
 
@@ -976,7 +990,7 @@ def _types_from_key(name: str, tkey: str, nres: int) -> tuple[tuple[Type, ...], 
         if right is None:
             right = _infer_result_types(name, left, nres)
         hit = (tuple(left), tuple(right))
-        if len(_TYPE_KEY_CACHE) < 8192:
+        if len(_TYPE_KEY_CACHE) < 8192 and len(tkey) <= _MEMO_MAX_CHARS:
             _TYPE_KEY_CACHE[key] = hit
     return hit
 

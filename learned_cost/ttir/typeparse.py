@@ -21,14 +21,58 @@ _DIM = re.compile(r"(\d+|\?)x")
 
 _CACHE: dict[str, Type] = {}
 _CACHE_LIMIT = 8192  # distinct spellings kept; beyond it, parse without caching
+_CACHE_MAX_CHARS = 512  # longer spellings are not cached (bounds the cache in bytes: ~4 MB)
+
+MAX_TYPE_DEPTH = 32
+"""Deepest accepted nesting of one type spelling (``tensor<..<..>>``); real
+TTIR types nest 3-4 levels. The bound keeps parsing linear in the text:
+every level scans its spelling once."""
+
+
+class TypeNestingError(ValueError):
+    """A type spelling nests deeper than :data:`MAX_TYPE_DEPTH`."""
 
 
 def parse_type(text: str) -> Type:
-    """Parse one type spelling (no surrounding spaces) into a record."""
+    """Parse one type spelling (no surrounding spaces) into a record.
+
+    Raises :class:`TypeNestingError` for a spelling nested deeper than
+    :data:`MAX_TYPE_DEPTH`."""
+    t = _CACHE.get(text)
+    if t is not None:
+        return t
+    if text.count("<") > MAX_TYPE_DEPTH and _angle_depth(text) > MAX_TYPE_DEPTH:
+        # refused before any level is parsed: one linear scan, not one per level
+        raise TypeNestingError(
+            f"type nests deeper than {MAX_TYPE_DEPTH} levels: {text[:40]!r}{'...' if len(text) > 40 else ''}")
+    return _parse_at(text, 0)
+
+
+_ANGLE = re.compile(r"->|[<>]")
+
+
+def _angle_depth(text: str) -> int:
+    """Deepest ``<`` nesting of ``text`` (``->`` is no bracket)."""
+    depth = deepest = 0
+    for m in _ANGLE.finditer(text):
+        c = m.group()
+        if c == "<":
+            depth += 1
+            if depth > deepest:
+                deepest = depth
+        elif c == ">":
+            depth -= 1
+    return deepest
+
+
+def _parse_at(text: str, depth: int) -> Type:
     t = _CACHE.get(text)
     if t is None:
-        t = _parse(text.strip())
-        if len(_CACHE) < _CACHE_LIMIT:
+        if depth > MAX_TYPE_DEPTH:
+            raise TypeNestingError(
+                f"type nests deeper than {MAX_TYPE_DEPTH} levels: {text[:40]!r}{'...' if len(text) > 40 else ''}")
+        t = _parse(text.strip(), depth)
+        if len(_CACHE) < _CACHE_LIMIT and len(text) <= _CACHE_MAX_CHARS:
             _CACHE[text] = t
     return t
 
@@ -65,7 +109,7 @@ def split_top_level(text: str, sep: str = ",") -> list[str]:
     return parts
 
 
-def _parse(text: str) -> Type:
+def _parse(text: str, depth: int) -> Type:
     if _SCALAR.fullmatch(text):
         return ScalarType(text)
     if text.startswith("tensor<") and text.endswith(">"):
@@ -81,7 +125,7 @@ def _parse(text: str) -> Type:
             pos = m.end()
         if pos == 0 and not inner:
             return OpaqueType(text)
-        elem = parse_type(inner[pos:])
+        elem = _parse_at(inner[pos:], depth + 1)
         return TensorType(tuple(shape), elem)
     if (text.startswith("!tt.ptr<") or text.startswith("<")) and text.endswith(">"):
         # tt ops print their own pointer type without the prefix:
@@ -90,5 +134,5 @@ def _parse(text: str) -> Type:
         space = 1
         if len(parts) > 1 and parts[1].lstrip("-").isdigit():
             space = int(parts[1])
-        return PointerType(parse_type(parts[0]), space)
+        return PointerType(_parse_at(parts[0], depth + 1), space)
     return OpaqueType(text)
