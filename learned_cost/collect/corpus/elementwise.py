@@ -25,7 +25,7 @@ def add_kernel(x_ptr, y_ptr, out_ptr, n, BLOCK: tl.constexpr):
 
 def _vec_configs(shape, dtype):
     out = []
-    for c in product({"BLOCK": (256, 512, 1024, 2048, 4096, 8192), "num_warps": (2, 4, 8, 16), "num_stages": (1,)}):
+    for c in product({"BLOCK": (256, 512, 1024, 2048, 4096, 8192), "num_warps": (1, 2, 4, 8, 16), "num_stages": (1,)}):
         if c["BLOCK"] >= 32 * c["num_warps"] and c["BLOCK"] <= 4 * max(1024, shape["N"]):
             out.append(c)
     return out

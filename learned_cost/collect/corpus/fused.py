@@ -189,7 +189,7 @@ def linear_gelu_kernel(
 def _linear_configs(shape, dtype):
     out = []
     space = {"BLOCK_M": (32, 64, 128), "BLOCK_N": (32, 64, 128, 256), "BLOCK_K": (32, 64),
-             "num_warps": (4, 8), "num_stages": (2, 3, 4)}
+             "num_warps": (1, 2, 4, 8), "num_stages": (1, 2, 3, 4, 5)}
     for c in product(space):
         if not dot_tile_fits(c, shape, dtype):
             continue

@@ -69,16 +69,13 @@ def _mm_configs(shape, dtype, big=True):
         "BLOCK_M": (32, 64, 128) + ((256,) if big else ()),
         "BLOCK_N": (32, 64, 128, 256),
         "BLOCK_K": (32, 64, 128),
-        "num_warps": (4, 8),
-        "num_stages": (2, 3, 4, 5),
+        "num_warps": (1, 2, 4, 8),
+        "num_stages": (1, 2, 3, 4, 5),
     }
     for c in product(space):
         if not dot_tile_fits(c, shape, dtype):
             continue
         if c["BLOCK_K"] > 2 * max(16, shape["K"]):
-            continue
-        # keep a spread of stages without the full cross product
-        if c["num_stages"] == 5 and c["BLOCK_K"] != 32:
             continue
         c["GROUP_M"] = 8
         out.append(c)
@@ -289,7 +286,7 @@ def _attn_ref(t, s, d):
 
 def _attn_configs(shape, dtype):
     out = []
-    for c in product({"BLOCK_M": (16, 32, 64, 128), "BLOCK_N": (16, 32, 64, 128), "num_warps": (4, 8), "num_stages": (1, 2, 3)}):
+    for c in product({"BLOCK_M": (16, 32, 64, 128), "BLOCK_N": (16, 32, 64, 128), "num_warps": (1, 2, 4, 8), "num_stages": (1, 2, 3, 4)}):
         smem = (c["BLOCK_N"] * shape["D"] * 2) * 2 * c["num_stages"] + c["BLOCK_M"] * shape["D"] * 2
         if smem > SMEM_LIMIT or c["BLOCK_M"] * shape["D"] / (32 * c["num_warps"]) > 128:
             continue

@@ -25,7 +25,7 @@ def transpose_kernel(x_ptr, out_ptr, M, N, stride_xm, stride_om, BLOCK_M: tl.con
 
 def _transpose_configs(shape, dtype):
     out = []
-    for c in product({"BLOCK_M": (16, 32, 64, 128), "BLOCK_N": (16, 32, 64, 128), "num_warps": (2, 4, 8), "num_stages": (1,)}):
+    for c in product({"BLOCK_M": (16, 32, 64, 128), "BLOCK_N": (16, 32, 64, 128), "num_warps": (1, 2, 4, 8, 16), "num_stages": (1,)}):
         if 32 <= c["BLOCK_M"] * c["BLOCK_N"] // c["num_warps"] <= 2048:
             out.append(c)
     return out
@@ -68,7 +68,7 @@ def embedding_kernel(idx_ptr, w_ptr, out_ptr, n_tokens, dim, stride_w, stride_o,
 def _emb_configs(shape, dtype):
     top = max(64, next_pow2(shape["D"]))
     out = []
-    for c in product({"BLOCK_T": (1, 4, 16, 64), "BLOCK_D": (64, 256, 1024, 4096), "num_warps": (1, 4, 8), "num_stages": (1,)}):
+    for c in product({"BLOCK_T": (1, 4, 16, 64), "BLOCK_D": (64, 256, 1024, 4096), "num_warps": (1, 2, 4, 8, 16), "num_stages": (1,)}):
         if c["BLOCK_D"] <= top and c["BLOCK_T"] * c["BLOCK_D"] <= 32768:
             out.append(c)
     return out

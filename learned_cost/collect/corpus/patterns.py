@@ -107,7 +107,7 @@ def splitk_matmul_kernel(a_ptr, b_ptr, c_ptr, M, N, K, stride_am, stride_bk, str
 def _splitk_configs(shape, dtype):
     out = []
     space = {"BLOCK_M": (32, 64, 128), "BLOCK_N": (32, 64, 128), "BLOCK_K": (32, 64, 128),
-             "SPLIT_K": (1, 2, 4, 8, 16), "num_warps": (4, 8), "num_stages": (2, 3, 4)}
+             "SPLIT_K": (1, 2, 4, 8, 16), "num_warps": (1, 2, 4, 8), "num_stages": (1, 2, 3, 4, 5)}
     for c in product(space):
         if not dot_tile_fits(c, shape, dtype):
             continue

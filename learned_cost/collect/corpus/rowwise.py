@@ -184,7 +184,7 @@ def row_sum_kernel(x_ptr, out_ptr, n_rows, n_cols, stride, BLOCK_M: tl.constexpr
 def _row_sum_configs(shape, dtype):
     top = max(128, next_pow2(shape["N"]))
     out = []
-    for c in product({"BLOCK_M": (1, 4, 16), "BLOCK_N": (128, 512, 1024, 2048), "num_warps": (2, 4, 8), "num_stages": (1, 3)}):
+    for c in product({"BLOCK_M": (1, 4, 16), "BLOCK_N": (128, 512, 1024, 2048), "num_warps": (1, 2, 4, 8, 16), "num_stages": (1, 3)}):
         if c["BLOCK_N"] <= top and c["BLOCK_M"] * c["BLOCK_N"] <= 16384:
             out.append(c)
     return out
@@ -221,7 +221,7 @@ def col_sum_kernel(x_ptr, out_ptr, n_rows, n_cols, stride, BLOCK_M: tl.constexpr
 
 def _col_sum_configs(shape, dtype):
     out = []
-    for c in product({"BLOCK_M": (8, 32, 128), "BLOCK_N": (32, 64, 128, 256), "num_warps": (2, 4, 8), "num_stages": (1, 3)}):
+    for c in product({"BLOCK_M": (8, 32, 128), "BLOCK_N": (32, 64, 128, 256), "num_warps": (1, 2, 4, 8, 16), "num_stages": (1, 3)}):
         if c["BLOCK_M"] * c["BLOCK_N"] <= 16384 and c["BLOCK_N"] <= max(32, next_pow2(shape["N"])):
             out.append(c)
     return out
