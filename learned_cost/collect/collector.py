@@ -208,28 +208,31 @@ def _init_output(t: Any, how: str) -> None:
 
 
 # ---------------------------------------------------------------- the run
-class Collector:
-    def __init__(self, opts: CollectOptions) -> None:
+class StoreWriter:
+    """What every measuring run shares: rows and TTIR texts buffered on their
+    way into a :class:`ProfileStore` (a chunk every ``chunk_rows`` rows or
+    ``chunk_seconds``, so a killed run loses at most one chunk), the
+    consolidated export every ``export_seconds``, the run's
+    :class:`Summary` and its deadline. ``opts`` needs ``out``,
+    ``deadline_s``, ``chunk_rows``, ``chunk_seconds``, ``export_dir``,
+    ``export_seconds`` and ``export_tag``."""
+
+    def _init_writer(self, opts: Any) -> None:
         self.opts = opts
-        self.device = Device(opts.device, warmup_ms=opts.warmup_ms, rep_ms=opts.rep_ms)
         self.store = ProfileStore(Path(opts.out))
         self.t0 = time.monotonic()
         self.rows: list[dict] = []
         self.ttir_pending: dict[str, tuple[str, str]] = {}
         self.ttir_known: set[str] = set()
-        self.raw_kept: set[str] = set()
         self.summary = Summary()
         self.last_flush = self.last_export = time.monotonic()
-        self.pool = None
-        self.futures: dict[str, Any] = {}
 
-    # ---------------- time
     def remaining(self) -> float:
+        """Seconds left before the deadline (inf without one)."""
         if self.opts.deadline_s is None:
             return math.inf
         return self.opts.deadline_s - (time.monotonic() - self.t0)
 
-    # ---------------- persistence
     def flush(self, force: bool = False) -> None:
         now = time.monotonic()
         if not force and len(self.rows) < self.opts.chunk_rows and now - self.last_flush < self.opts.chunk_seconds:
@@ -246,12 +249,41 @@ class Collector:
             self.last_export = now
 
     def _keep_ttir(self, text: str, stage: str) -> str:
+        """Digest of a TTIR text, queued for the store unless known."""
         norm = strip_locations(text)
         d = ttir_digest(norm)
         if d not in self.ttir_known:
             self.ttir_known.add(d)
             self.ttir_pending[d] = (stage, norm)
         return d
+
+    def _load_done(self) -> set[str]:
+        """Keys already measured here or in ``opts.skip_from`` stores; also
+        loads the TTIR digests they hold."""
+        done = self.store.done_keys()
+        self.ttir_known = self.store.known_digests()
+        for p in self.opts.skip_from:
+            other = ProfileStore(Path(p))
+            done |= other.done_keys()
+            self.ttir_known |= other.known_digests()
+        return done
+
+    def _record(self, row: dict, bar) -> None:
+        row["timestamp"] = datetime.now(timezone.utc).isoformat(timespec="seconds")
+        self.rows.append(row)
+        self.summary.measured += 1
+        self.summary.by_status[row["status"]] = self.summary.by_status.get(row["status"], 0) + 1
+        bar.update(1)
+        self.flush()
+
+
+class Collector(StoreWriter):
+    def __init__(self, opts: CollectOptions) -> None:
+        self._init_writer(opts)
+        self.device = Device(opts.device, warmup_ms=opts.warmup_ms, rep_ms=opts.rep_ms)
+        self.raw_kept: set[str] = set()
+        self.pool = None
+        self.futures: dict[str, Any] = {}
 
     # ---------------- main
     def run(self) -> Summary:
@@ -270,12 +302,7 @@ class Collector:
         plan = make_plan(
             fams, self.hardware, self.opts.dtypes, self.opts.max_shapes, self.opts.max_configs, tiny=self.opts.tiny
         )
-        done = self.store.done_keys()
-        self.ttir_known = self.store.known_digests()
-        for p in self.opts.skip_from:
-            other = ProfileStore(Path(p))
-            done |= other.done_keys()
-            self.ttir_known |= other.known_digests()
+        done = self._load_done()
         todo: list[tuple[GroupPlan, list[WorkItem]]] = []
         for g in plan:
             self.summary.planned += len(g.items)
@@ -365,14 +392,6 @@ class Collector:
             "versions": self.versions,
             "timestamp": "",
         }
-
-    def _record(self, row: dict, bar) -> None:
-        row["timestamp"] = datetime.now(timezone.utc).isoformat(timespec="seconds")
-        self.rows.append(row)
-        self.summary.measured += 1
-        self.summary.by_status[row["status"]] = self.summary.by_status.get(row["status"], 0) + 1
-        bar.update(1)
-        self.flush()
 
     def _run_group(self, g: GroupPlan, items: list[WorkItem], torch, bar) -> bool:
         """Measure one group; returns True when the run must stop."""

@@ -29,14 +29,12 @@ import traceback
 from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from ...dataset import ProfileStore
-from ...ttir.normalize import strip_locations, ttir_digest
+from ...ttir.normalize import strip_locations
 from ..bindings import arg_bindings
-from ..collector import _FATAL_MARKERS, Summary, _progress, _short, classify_error, export_store
+from ..collector import _FATAL_MARKERS, StoreWriter, Summary, _progress, _short, classify_error
 from ..devices import Device
 from ..family import canonical_json, next_pow2
 from ..plan import row_key
@@ -267,6 +265,7 @@ class ReplayOptions:
     warmup_ms: float = 3.0
     rep_ms: float = 10.0
     max_storage_bytes: int = 1 << 30
+    chunk_rows: int = 500
     chunk_seconds: float = 30.0
     export_seconds: float = 60.0
     compile_timeout_s: float = 45.0
@@ -284,46 +283,12 @@ class _Pending:
     futures: list[Any] = field(default_factory=list)
 
 
-class Replayer:
+class Replayer(StoreWriter):
     def __init__(self, opts: ReplayOptions, captures: Sequence[Capture]) -> None:
-        self.opts = opts
+        self._init_writer(opts)
         self.caps = list(captures)
         self.device = Device(opts.device, warmup_ms=opts.warmup_ms, rep_ms=opts.rep_ms)
-        self.store = ProfileStore(Path(opts.out))
-        self.t0 = time.monotonic()
-        self.rows: list[dict] = []
-        self.ttir_pending: dict[str, tuple[str, str]] = {}
-        self.ttir_known: set[str] = set()
-        self.summary = Summary()
-        self.last_flush = self.last_export = time.monotonic()
         self.pool = None
-
-    def remaining(self) -> float:
-        if self.opts.deadline_s is None:
-            return math.inf
-        return self.opts.deadline_s - (time.monotonic() - self.t0)
-
-    def flush(self, force: bool = False) -> None:
-        now = time.monotonic()
-        if not force and now - self.last_flush < self.opts.chunk_seconds and len(self.rows) < 500:
-            return
-        if self.ttir_pending:
-            self.store.add_ttir(list(self.ttir_pending.values()))
-            self.ttir_pending.clear()
-        if self.rows:
-            self.store.append_rows(self.rows)
-            self.rows = []
-        self.last_flush = now
-        if self.opts.export_dir is not None and (force or now - self.last_export >= self.opts.export_seconds):
-            export_store(self.store.root, Path(self.opts.export_dir), self.opts.export_tag)
-            self.last_export = now
-
-    def _keep_ttir(self, text: str, stage: str) -> str:
-        d = ttir_digest(text)
-        if d not in self.ttir_known:
-            self.ttir_known.add(d)
-            self.ttir_pending[d] = (stage, text)
-        return d
 
     def run(self) -> Summary:
         self.device.setup()
@@ -334,12 +299,7 @@ class Replayer:
         self.hardware = self.opts.hardware or self.device.hardware_name()
         self.device_name = self.device.device_name()
         base_versions = self.device.versions()
-        done = self.store.done_keys()
-        self.ttir_known = self.store.known_digests()
-        for p in self.opts.skip_from:
-            other = ProfileStore(Path(p))
-            done |= other.done_keys()
-            self.ttir_known |= other.known_digests()
+        done = self._load_done()
         caps = [c for c in self.caps if not c.check or c.check == "ok"]
         if self.opts.programs:
             caps = [c for c in caps if c.program in set(self.opts.programs)]
@@ -404,14 +364,6 @@ class Replayer:
             "latency_p80_us": math.nan, "reps": 0, "correct": False, "source": "inductor",
             "versions": versions, "timestamp": "",
         }
-
-    def _record(self, row: dict, bar) -> None:
-        row["timestamp"] = datetime.now(timezone.utc).isoformat(timespec="seconds")
-        self.rows.append(row)
-        self.summary.measured += 1
-        self.summary.by_status[row["status"]] = self.summary.by_status.get(row["status"], 0) + 1
-        bar.update(1)
-        self.flush()
 
     def _tensors_file(self, cap: Capture) -> Path | None:
         for d in self.opts.tensors_dirs:

@@ -16,7 +16,7 @@ those of real layers.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 DTYPES = {"fp16": "float16", "bf16": "bfloat16", "fp32": "float32"}
@@ -200,8 +200,6 @@ def _plain(kind: str):
     attention variants, scatter/gather, scans, pointwise chains, MLPs."""
 
     def build(shape: Mapping[str, int], dtype: str, device: str, mode: str) -> Callable[[], Any]:
-        import torch
-
         module, make_inputs = _PLAIN_BUILDERS[kind](shape, _torch_dtype(dtype), device)
         return _training_step(module.to(device), make_inputs, lambda out, *a: out, mode)
 
