@@ -296,3 +296,33 @@ def test_replay_under_the_interpreter_measures_checks_and_resumes(tmp_path):
     assert all(json.loads(v)["reference"] == "captured-config" for v in rows["versions"])
     again = subprocess.run(run, capture_output=True, text=True, env=env, timeout=600)
     assert "SUMMARY 0 8 {}" in again.stdout, again.stdout + again.stderr[-2000:]
+
+
+def test_one_kernel_at_several_sizes_shares_compiles_and_stays_together():
+    from learned_cost.collect.inductor.replay import compile_key
+
+    red = _by_kind("red")
+    cfg = {**red.config, "num_warps": 4, "num_stages": 1}
+
+    def resized(cap, xnumel, cid):
+        args = [ArgSpec(**{**a.__dict__, "value": xnumel}) if a.name == "xnumel" else a for a in cap.args]
+        return Capture(**{**cap.__dict__, "args": args, "capture_id": cid})
+
+    a, b, odd = resized(red, 512, "a"), resized(red, 1024, "b"), resized(red, 1000, "c")
+    assert compile_key(a, cfg) == compile_key(b, cfg)  # both divisible by 16: one binary
+    assert compile_key(a, cfg) != compile_key(odd, cfg)  # specialized differently
+    assert compile_key(a, cfg) != compile_key(a, {**cfg, "num_warps": 8})
+    order = replay_order(_captures() + [a, b])
+    ids = [c.capture_id for c in order]
+    pos = sorted(ids.index(x) for x in (red.capture_id, "a", "b"))
+    assert pos == list(range(pos[0], pos[0] + 3))  # the same code's captures are adjacent
+
+
+def test_zoo_entries_are_named_uniquely_and_list_their_sizes():
+    from learned_cost.collect.inductor.zoo import ZOO
+
+    names = [e.name for e in ZOO]
+    assert len(names) == len(set(names)) >= 40
+    dyn = [e for e in ZOO if e.sizes]
+    assert dyn and all(len(e.shapes) == len(e.sizes) + 1 and e.name.endswith(f"-dyn{len(e.sizes)}") for e in dyn)
+    assert {e.dtype for e in ZOO} == {"fp16", "bf16", "fp32"}

@@ -220,7 +220,7 @@ def harvest_entry(name: str, out_root: Path, seed: int = 0) -> dict:
     t0 = time.monotonic()
     status, error = "ok", ""
     try:
-        step = entry.build(entry.shape, entry.dtype, "cuda", entry.mode)
+        step = entry.build(entry.shapes, entry.dtype, "cuda", entry.mode)
         step()
         torch.cuda.synchronize()
     except Exception as exc:  # noqa: BLE001  (recorded; what was captured stays)

@@ -122,20 +122,53 @@ def config_space(cap: Capture, max_configs: int = 48) -> list[dict]:
 
 def replay_order(caps: Sequence[Capture]) -> list[Capture]:
     """Captures ordered for diversity: one of each kernel structure first,
-    then a second of each, and so on (a deadline cuts the tail)."""
-    from .capture import structure_digest
+    then a second of each, and so on (a deadline cuts the tail). Captures of
+    the same generated code (one kernel launched at several sizes) stay
+    together, so their configs share compiles."""
+    from .capture import source_digest, structure_digest
 
-    by: dict[str, list[Capture]] = defaultdict(list)
+    by: dict[str, dict[str, list[Capture]]] = defaultdict(dict)
     for c in sorted(caps, key=lambda c: (c.program, c.kernel_name, c.capture_id)):
-        by[structure_digest(c.source)].append(c)
+        by[structure_digest(c.source)].setdefault(source_digest(c.source), []).append(c)
+    bundles = {k: list(v.values()) for k, v in by.items()}
     out: list[Capture] = []
     depth = 0
     while len(out) < len(caps):
-        for k in sorted(by):
-            if depth < len(by[k]):
-                out.append(by[k][depth])
+        for k in sorted(bundles):
+            if depth < len(bundles[k]):
+                out.extend(bundles[k][depth])
         depth += 1
     return out
+
+
+def compile_key(cap: Capture, cfg: dict) -> str:
+    """What a compiled binary depends on: the kernel's code, how the JIT
+    specializes each argument (dtype and 16-byte alignment of pointers;
+    integers equal to 1, divisible by 16, or neither, and their width) and
+    the config. Launches with equal keys share one compile."""
+    spec = []
+    for a in cap.args:
+        if a.kind == "tensor":
+            item = _itemsize(a.dtype)
+            spec.append((a.dtype, (a.offset * item) % 16 == 0))
+        elif a.kind == "int":
+            v = int(a.value)
+            width = "i64" if not -(2**31) <= v < 2**31 else "i32"
+            spec.append(("one" if v == 1 else "d16" if v % 16 == 0 else "n", width))
+        else:
+            spec.append((a.kind,))
+    text = strip_inductor_decorator(cap.source)
+    blob = json.dumps([hashlib.sha256(text.encode()).hexdigest(), spec, sorted(cap.constants.items()),
+                       canonical_json(cfg)], default=str)
+    return hashlib.sha256(blob.encode()).hexdigest()[:32]
+
+
+_ITEMSIZE = {"float16": 2, "bfloat16": 2, "float32": 4, "float64": 8, "int8": 1, "uint8": 1, "bool": 1,
+             "int16": 2, "int32": 4, "int64": 8, "float8_e4m3fn": 1, "float8_e5m2": 1}
+
+
+def _itemsize(dtype: str) -> int:
+    return _ITEMSIZE.get(dtype, 4)
 
 
 # ---------------------------------------------------------------- launching
@@ -325,6 +358,7 @@ class Replayer(StoreWriter):
             jobs = min(jobs, 2)
         self.pool = mp.get_context("spawn").Pool(jobs, initializer=_worker_init, initargs=(self.device.kind,))
         bar = _progress(total, self.opts.progress)
+        compiles: dict[str, Any] = {}  # compile key -> the pool's result, shared
         try:
             for i, p in enumerate(pending):
                 # compiles run ahead in replay order, a window of captures
@@ -332,7 +366,11 @@ class Replayer(StoreWriter):
                 for q in pending[i: i + self.opts.compile_ahead]:
                     if not q.futures:
                         light = _light_json(q.cap)
-                        q.futures = [self.pool.apply_async(compile_task, (light, c)) for c in q.cfgs]
+                        for c in q.cfgs:
+                            ck = compile_key(q.cap, c)
+                            if ck not in compiles:
+                                compiles[ck] = self.pool.apply_async(compile_task, (light, c))
+                            q.futures.append(compiles[ck])
                 if self.remaining() < 5:
                     self.summary.stopped = "deadline"
                     break

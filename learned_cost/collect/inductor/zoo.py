@@ -24,23 +24,37 @@ DTYPES = {"fp16": "float16", "bf16": "bfloat16", "fp32": "float32"}
 
 @dataclass(frozen=True)
 class ZooEntry:
-    """A (program, shape, dtype, mode) to harvest. ``build(shape, dtype,
-    device)`` returns the step: a function of no arguments that runs the
-    compiled program once (forward and backward, or an update)."""
+    """A (program, shape, dtype, mode) to harvest. ``build(shapes, dtype,
+    device, mode)`` returns the step: a function of no arguments that runs
+    the compiled program once per shape of ``shapes`` (forward and
+    backward, or an update).
+
+    ``sizes``: further shapes run after ``shape`` through the same compiled
+    function, as a program meeting new batch or sequence sizes does. torch's
+    default (automatic dynamic shapes) recompiles once with the changed
+    dimensions symbolic, and that one set of kernels then serves every
+    later size: the harvest captures the same generated kernel at several
+    sizes, which a replay measures with one compile per config."""
 
     program: str
     shape: Mapping[str, int]
     dtype: str
-    build: Callable[[Mapping[str, int], str, str, str], Callable[[], Any]]
+    build: Callable[[list, str, str, str], Callable[[], Any]]
     mode: str = "default"
     needs: tuple[str, ...] = ()
     notes: str = ""
+    sizes: tuple[Mapping[str, int], ...] = ()
+
+    @property
+    def shapes(self) -> list[Mapping[str, int]]:
+        return [self.shape, *({**self.shape, **s} for s in self.sizes)]
 
     @property
     def name(self) -> str:
         dims = "-".join(f"{k}{v}" for k, v in self.shape.items())
         suffix = "" if self.mode == "default" else "-" + {"max-autotune-no-cudagraphs": "maxat"}.get(self.mode, self.mode)
-        return f"{self.program}-{dims}-{self.dtype}{suffix}"
+        dyn = f"-dyn{len(self.sizes)}" if self.sizes else ""
+        return f"{self.program}-{dims}-{self.dtype}{suffix}{dyn}"
 
 
 def _torch_dtype(dtype: str):
@@ -49,28 +63,34 @@ def _torch_dtype(dtype: str):
     return getattr(torch, DTYPES[dtype])
 
 
-def _compile(fn: Callable, mode: str) -> Callable:
+def _compile(fn: Callable, mode: str, sizes: int = 1) -> Callable:
+    """``torch.compile`` with static shapes for one size; with several,
+    torch's default automatic dynamic shapes (see :class:`ZooEntry`)."""
     import torch
 
+    dynamic = False if sizes == 1 else None
     if mode == "default":
-        return torch.compile(fn, dynamic=False)
-    return torch.compile(fn, mode=mode, dynamic=False)
+        return torch.compile(fn, dynamic=dynamic)
+    return torch.compile(fn, mode=mode, dynamic=dynamic)
 
 
-def _training_step(module: Any, make_inputs: Callable[[], tuple], loss_of: Callable[..., Any], mode: str) -> Callable[[], Any]:
-    """Forward + loss compiled together; ``backward`` runs the compiled
-    backward graph."""
+def _training_step(module: Any, make_inputs: Callable[[Mapping[str, int]], tuple], loss_of: Callable[..., Any],
+                   mode: str, shapes: list) -> Callable[[], Any]:
+    """Forward + loss compiled together, run once per shape; ``backward``
+    runs the compiled backward graph."""
     module.train()
-    inputs = make_inputs()
+    inputs = [make_inputs(s) for s in shapes]
 
     def forward_loss(*args):
         return loss_of(module(*args), *args)
 
-    compiled = _compile(forward_loss, mode)
+    compiled = _compile(forward_loss, mode, len(shapes))
 
     def step():
-        loss = compiled(*inputs)
-        loss.backward()
+        loss = None
+        for args in inputs:
+            loss = compiled(*args)
+            loss.backward()
         return loss
 
     return step
@@ -78,21 +98,20 @@ def _training_step(module: Any, make_inputs: Callable[[], tuple], loss_of: Calla
 
 # ---------------------------------------------------------------- transformers
 def _hf_causal_lm(config_cls: str, attn: str = "sdpa", **cfg: Any):
-    def build(shape: Mapping[str, int], dtype: str, device: str, mode: str) -> Callable[[], Any]:
+    def build(shapes: list, dtype: str, device: str, mode: str) -> Callable[[], Any]:
         import torch
         import transformers
 
         config = getattr(transformers, config_cls)(**cfg)
         model = transformers.AutoModelForCausalLM.from_config(config, attn_implementation=attn)
         model = model.to(device=device, dtype=_torch_dtype(dtype))
-        b, s = shape["B"], shape["S"]
         vocab = config.vocab_size
 
-        def make_inputs():
-            ids = torch.randint(0, vocab, (b, s), device=device)
+        def make_inputs(shape):
+            ids = torch.randint(0, vocab, (shape["B"], shape["S"]), device=device)
             return (ids,)
 
-        return _training_step(_HFLoss(model, "causal"), make_inputs, lambda out, *a: out, mode)
+        return _training_step(_HFLoss(model, "causal"), make_inputs, lambda out, *a: out, mode, shapes)
 
     return build
 
@@ -100,7 +119,7 @@ def _hf_causal_lm(config_cls: str, attn: str = "sdpa", **cfg: Any):
 def _hf_model(kind: str, attn: str = "sdpa", **cfg: Any):
     """BERT (masked LM), ViT (image classification), T5 (seq2seq)."""
 
-    def build(shape: Mapping[str, int], dtype: str, device: str, mode: str) -> Callable[[], Any]:
+    def build(shapes: list, dtype: str, device: str, mode: str) -> Callable[[], Any]:
         import torch
         import transformers
 
@@ -116,16 +135,16 @@ def _hf_model(kind: str, attn: str = "sdpa", **cfg: Any):
         else:
             raise ValueError(kind)
         model = model.to(device=device, dtype=_torch_dtype(dtype))
-        b = shape["B"]
 
-        def make_inputs():
+        def make_inputs(shape):
+            b = shape["B"]
             if kind == "vit":
                 px = torch.randn(b, 3, config.image_size, config.image_size, device=device, dtype=_torch_dtype(dtype))
                 return (px, torch.randint(0, config.num_labels, (b,), device=device))
             ids = torch.randint(0, config.vocab_size, (b, shape["S"]), device=device)
             return (ids, torch.randint(0, config.vocab_size, (b, shape["S"]), device=device))
 
-        return _training_step(_HFLoss(model, kind), make_inputs, lambda out, *a: out, mode)
+        return _training_step(_HFLoss(model, kind), make_inputs, lambda out, *a: out, mode, shapes)
 
     return build
 
@@ -158,7 +177,7 @@ def _HFLoss(model, kind):
 
 # ---------------------------------------------------------------- vision
 def _vision(lib: str, name: str, channels_last: bool = False, **kw: Any):
-    def build(shape: Mapping[str, int], dtype: str, device: str, mode: str) -> Callable[[], Any]:
+    def build(shapes: list, dtype: str, device: str, mode: str) -> Callable[[], Any]:
         import torch
         import torch.nn.functional as F
 
@@ -171,11 +190,11 @@ def _vision(lib: str, name: str, channels_last: bool = False, **kw: Any):
 
             model = getattr(torchvision.models, name)(weights=None, num_classes=100, **kw)
         model = model.to(device=device, dtype=_torch_dtype(dtype))
-        b, hw = shape["B"], shape["HW"]
         if channels_last:
             model = model.to(memory_format=torch.channels_last)
 
-        def make_inputs():
+        def make_inputs(shape):
+            b, hw = shape["B"], shape["HW"]
             x = torch.randn(b, 3, hw, hw, device=device, dtype=_torch_dtype(dtype))
             if channels_last:
                 x = x.contiguous(memory_format=torch.channels_last)
@@ -189,7 +208,7 @@ def _vision(lib: str, name: str, channels_last: bool = False, **kw: Any):
             def forward(self, x, y):
                 return F.cross_entropy(self.net(x).float(), y)
 
-        return _training_step(Classify(model), make_inputs, lambda out, *a: out, mode)
+        return _training_step(Classify(model), make_inputs, lambda out, *a: out, mode, shapes)
 
     return build
 
@@ -199,16 +218,18 @@ def _plain(kind: str):
     """Small programs written with torch operators: losses, normalizations,
     attention variants, scatter/gather, scans, pointwise chains, MLPs."""
 
-    def build(shape: Mapping[str, int], dtype: str, device: str, mode: str) -> Callable[[], Any]:
-        module, make_inputs = _PLAIN_BUILDERS[kind](shape, _torch_dtype(dtype), device)
-        return _training_step(module.to(device), make_inputs, lambda out, *a: out, mode)
+    def build(shapes: list, dtype: str, device: str, mode: str) -> Callable[[], Any]:
+        module, make_inputs = _PLAIN_BUILDERS[kind](shapes[0], _torch_dtype(dtype), device)
+        return _training_step(module.to(device), make_inputs, lambda out, *a: out, mode, shapes)
 
     return build
 
 
 def _plain_builders() -> dict[str, Callable]:
     """{kind: (shape, torch dtype, device) -> (module, make_inputs)}; each
-    module's forward returns a scalar loss."""
+    module's forward returns a scalar loss; ``make_inputs(shape)`` reads the
+    dimensions that may change between runs (batch, tokens, rows), the module
+    those it was built with."""
     import math
 
     import torch
@@ -219,7 +240,7 @@ def _plain_builders() -> dict[str, Callable]:
         return nn.Parameter(torch.randn(*size, dtype=dt, device=device) * scale)
 
     def losses(shape, dt, device):
-        n, v = shape["N"], shape["V"]
+        v = shape["V"]
 
         class M(nn.Module):
             def __init__(self):
@@ -233,14 +254,15 @@ def _plain_builders() -> dict[str, Callable]:
                 bce = F.binary_cross_entropy_with_logits(z, torch.sigmoid(dense))
                 return ce + kl + bce + F.smooth_l1_loss(z, dense) + F.mse_loss(z, dense)
 
-        def inputs():
+        def inputs(s):
+            n = s["N"]
             return (torch.randn(n, v, device=device, dtype=dt, requires_grad=True),
                     torch.randint(0, v, (n,), device=device), torch.randn(n, v, device=device, dtype=dt))
 
         return M(), inputs
 
     def norms(shape, dt, device):
-        b, c, hw = shape["B"], shape["C"], shape["HW"]
+        c = shape["C"]
 
         class M(nn.Module):
             def __init__(self):
@@ -257,10 +279,10 @@ def _plain_builders() -> dict[str, Callable]:
                 t = t * torch.rsqrt(t.float().pow(2).mean(-1, keepdim=True) + 1e-6).to(dt) * self.rms_w
                 return t.float().square().mean()
 
-        return M(), lambda: (torch.randn(b, c, hw, hw, device=device, dtype=dt, requires_grad=True),)
+        return M(), lambda s: (torch.randn(s["B"], c, s["HW"], s["HW"], device=device, dtype=dt, requires_grad=True),)
 
     def attention(shape, dt, device):
-        b, h, s, d = shape["B"], shape["H"], shape["S"], shape["D"]
+        h, d = shape["H"], shape["D"]
 
         class M(nn.Module):
             def __init__(self):
@@ -269,7 +291,7 @@ def _plain_builders() -> dict[str, Callable]:
 
             def forward(self, q, k, v):
                 scores = (q @ k.transpose(-1, -2)) / math.sqrt(d)
-                pos = torch.arange(s, device=q.device)
+                pos = torch.arange(q.shape[-2], device=q.device)
                 rel = (pos[None, :] - pos[:, None]).to(dt)
                 scores = scores + self.slopes[:, None, None] * rel  # ALiBi bias
                 causal = pos[None, :] > pos[:, None]
@@ -278,8 +300,8 @@ def _plain_builders() -> dict[str, Callable]:
                 p = F.dropout(p, 0.1, training=True)
                 return (p @ v).float().pow(2).mean()
 
-        def inputs():
-            return tuple(torch.randn(b, h, s, d, device=device, dtype=dt, requires_grad=True) for _ in range(3))
+        def inputs(s):
+            return tuple(torch.randn(s["B"], h, s["S"], d, device=device, dtype=dt, requires_grad=True) for _ in range(3))
 
         return M(), inputs
 
@@ -297,13 +319,13 @@ def _plain_builders() -> dict[str, Callable]:
             def forward(self, q, k, v):
                 return flex(q, k, v, block_mask=mask).float().pow(2).mean()
 
-        def inputs():
+        def inputs(_shape):  # one size: the block mask is built for it
             return tuple(torch.randn(b, h, s, d, device=device, dtype=dt, requires_grad=True) for _ in range(3))
 
         return M(), inputs
 
     def gather_scatter(shape, dt, device):
-        n, d, v = shape["N"], shape["D"], shape["V"]
+        d, v = shape["D"], shape["V"]
 
         class M(nn.Module):
             def __init__(self):
@@ -318,7 +340,8 @@ def _plain_builders() -> dict[str, Callable]:
                     0, idx[: x.shape[0]] % v, x.sum(1), reduce="amax", include_self=False)
                 return bag.float().pow(2).mean() + g.float().mean() + acc.float().pow(2).mean() + mx.float().mean()
 
-        def inputs():
+        def inputs(s):
+            n = s["N"]
             idx = torch.randint(0, v, (n * 4,), device=device)
             offsets = torch.arange(0, n * 4, 4, device=device)
             return idx, offsets, torch.randn(n, d, device=device, dtype=dt, requires_grad=True)
@@ -326,7 +349,7 @@ def _plain_builders() -> dict[str, Callable]:
         return M(), inputs
 
     def scans(shape, dt, device):
-        m, n = shape["M"], shape["N"]
+        n = shape["N"]
 
         class M(nn.Module):
             def forward(self, x):
@@ -337,10 +360,10 @@ def _plain_builders() -> dict[str, Callable]:
                 t, _ = torch.topk(x, 8, -1)
                 return c.mean() + p.log().mean() + l.mean() + s.float().pow(2).mean() + t.float().mean()
 
-        return M(), lambda: (torch.randn(m, n, device=device, dtype=dt, requires_grad=True),)
+        return M(), lambda s: (torch.randn(s["M"], n, device=device, dtype=dt, requires_grad=True),)
 
     def mlp(shape, dt, device):
-        m, k, n = shape["M"], shape["K"], shape["N"]
+        k, n = shape["K"], shape["N"]
 
         class M(nn.Module):
             def __init__(self):
@@ -353,16 +376,16 @@ def _plain_builders() -> dict[str, Callable]:
                 h = F.silu(self.gate(x)) * F.gelu(self.up(x), approximate="tanh")
                 return self.down(h).float().pow(2).mean()
 
-        return M(), lambda: (torch.randn(m, k, device=device, dtype=dt, requires_grad=True),)
+        return M(), lambda s: (torch.randn(s["M"], k, device=device, dtype=dt, requires_grad=True),)
 
     def pointwise(shape, dt, device):
-        b, s, d = shape["B"], shape["S"], shape["D"]
+        seq, d = shape["S"], shape["D"]  # the scale parameter fixes the sequence length
 
         class M(nn.Module):
             def __init__(self):
                 super().__init__()
                 self.bias = param(d, dt=dt, device=device, scale=0.1)
-                self.scale = param(s, 1, dt=dt, device=device)
+                self.scale = param(seq, 1, dt=dt, device=device)
 
             def forward(self, x, y):
                 a = F.silu(x + self.bias) * y
@@ -372,14 +395,14 @@ def _plain_builders() -> dict[str, Callable]:
                 v, m = torch.var_mean(h.float(), dim=-1)
                 return r.float().mean() + v.mean() + m.abs().mean() + torch.softmax(h.float(), 1).amax(1).mean()
 
-        def inputs():
-            return (torch.randn(b, s, d, device=device, dtype=dt, requires_grad=True),
-                    torch.randn(b, s, d, device=device, dtype=dt, requires_grad=True))
+        def inputs(s):
+            return (torch.randn(s["B"], seq, d, device=device, dtype=dt, requires_grad=True),
+                    torch.randn(s["B"], seq, d, device=device, dtype=dt, requires_grad=True))
 
         return M(), inputs
 
     def conv(shape, dt, device):
-        b, c, hw = shape["B"], shape["C"], shape["HW"]
+        c = shape["C"]
 
         class M(nn.Module):
             def __init__(self):
@@ -391,7 +414,7 @@ def _plain_builders() -> dict[str, Callable]:
             def forward(self, x):
                 return F.gelu(self.c2(self.dw(F.relu(self.c1(x))))).float().pow(2).mean()
 
-        return M(), lambda: (torch.randn(b, c, hw, hw, device=device, dtype=dt, requires_grad=True),)
+        return M(), lambda s: (torch.randn(s["B"], c, s["HW"], s["HW"], device=device, dtype=dt, requires_grad=True),)
 
     return {
         "losses": losses, "norms": norms, "attention": attention, "flex_attention": flex_attention,
@@ -408,13 +431,13 @@ class _LazyBuilders(dict):
 _PLAIN_BUILDERS: dict[str, Callable] = _LazyBuilders()
 
 
-def _adamw(shape: Mapping[str, int], dtype: str, device: str, mode: str) -> Callable[[], Any]:
+def _adamw(shapes: list, dtype: str, device: str, mode: str) -> Callable[[], Any]:
     """One AdamW update of a few parameter tensors, compiled (Inductor
     fuses the per-parameter updates into foreach kernels)."""
     import torch
 
     dt = _torch_dtype(dtype)
-    n, d = shape["N"], shape["D"]
+    n, d = shapes[0]["N"], shapes[0]["D"]
     params = [torch.nn.Parameter(torch.randn(*s, device=device, dtype=dt)) for s in ((n, d), (d, d), (d,), (n,), (4 * d, d))]
     for p in params:
         p.grad = torch.randn_like(p)
@@ -503,6 +526,27 @@ def _entries() -> list[ZooEntry]:
         out.append(E("mlp", shape, dtype, _plain("mlp"), mode=maxat))
     out.append(E("mlp", {"M": 8192, "K": 512, "N": 1536}, "bf16", _plain("mlp")))
     out.append(E("conv", {"B": 16, "C": 64, "HW": 32}, "fp16", _plain("conv"), mode=maxat))
+    # several sizes through one compiled program: the kernels of torch's
+    # automatic dynamic shapes, each captured at three sizes
+    dyn = (
+        ("llama", {"B": 4, "S": 256}, "bf16", llama, "S", (384, 512, 768), tf),
+        ("qwen2", {"B": 2, "S": 512}, "fp16", qwen, "S", (640, 800, 1000), tf),
+        ("gpt2", {"B": 4, "S": 256}, "fp16", gpt2, "S", (320, 512, 1000), tf),
+        ("bert", {"B": 8, "S": 128}, "fp32", bert, "S", (200, 256, 384), tf),
+        ("t5", {"B": 8, "S": 128}, "bf16", t5, "S", (192, 256, 384), tf),
+        ("vit", {"B": 16}, "bf16", vit, "B", (24, 32, 48), tf),
+        ("resnet18", {"B": 16, "HW": 64}, "fp16", _vision("torchvision", "resnet18"), "B", (24, 32, 48), tv),
+        ("convnext_atto", {"B": 8, "HW": 96}, "bf16", _vision("timm", "convnext_atto"), "B", (12, 16, 24), tm),
+        ("losses", {"N": 1024, "V": 32000}, "bf16", _plain("losses"), "N", (1536, 2048, 3000), ()),
+        ("norms", {"B": 8, "C": 128, "HW": 28}, "fp32", _plain("norms"), "B", (12, 16, 32), ()),
+        ("attention", {"B": 2, "H": 8, "S": 256, "D": 64}, "fp16", _plain("attention"), "S", (384, 512, 1024), ()),
+        ("gather_scatter", {"N": 2048, "D": 256, "V": 50000}, "fp32", _plain("gather_scatter"), "N", (3000, 4096, 8192), ()),
+        ("mlp", {"M": 1024, "K": 1024, "N": 2816}, "bf16", _plain("mlp"), "M", (1536, 2048, 4096), ()),
+        ("pointwise", {"B": 4, "S": 512, "D": 1024}, "bf16", _plain("pointwise"), "B", (6, 8, 16), ()),
+        ("conv", {"B": 8, "C": 64, "HW": 32}, "bf16", _plain("conv"), "B", (12, 16, 32), ()),
+    )
+    for program, shape, dtype, build, dim, values, needs in dyn:
+        out.append(E(program, shape, dtype, build, needs=needs, sizes=tuple({dim: v} for v in values)))
     return out
 
 
