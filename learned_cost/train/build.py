@@ -24,6 +24,7 @@ from .features_table import (
 )
 from .fit import (
     LATENCY_VARIANTS,
+    SHIPPED_VARIANTS,
     VARIANTS,
     FitParams,
     Interval,
@@ -44,6 +45,7 @@ class TrainResult:
     rows: int
     selection: Selection | None
     seconds: float
+    interval: Interval | None = None
 
 
 def load_profile_rows(data_dirs, hardware: str) -> tuple[pd.DataFrame, dict[str, str]]:
@@ -92,8 +94,9 @@ def load_features(data_dir, hardware: str, progress: bool = True, cache: bool = 
 def train_from_table(ft: FeaturesTable, hardware: str, out: str | Path, params: FitParams | None = None,
                      variant: str | None = None, select_splits: int = 3, jobs: int | None = None) -> TrainResult:
     """Fit and save a model from a features table. ``variant=None`` lets
-    grouped CV over the table pick it (needs >= 2 families, else
-    ``log_ratio``)."""
+    grouped CV over the table pick among ``SHIPPED_VARIANTS`` (needs >= 2
+    families, else ``log_ratio``); that CV also gives the model's
+    out-of-family 80 % interval (metadata ``interval``)."""
     from ..models.learned import LearnedModel
 
     t0 = time.perf_counter()
@@ -102,10 +105,9 @@ def train_from_table(ft: FeaturesTable, hardware: str, out: str | Path, params: 
     selection = None
     if variant is None:
         if table["family"].nunique() >= 2:
-            # only variants that can be shipped: LambdaRank predicts no µs,
-            # so scoring it here would cost fits without changing the pick
-            # (`learned-cost evaluate` compares all three)
-            selection = select_variant(table, params, n_splits=select_splits, variants=LATENCY_VARIANTS,
+            # only variants that can be shipped (see SHIPPED_VARIANTS):
+            # `learned-cost evaluate` compares all of them
+            selection = select_variant(table, params, n_splits=select_splits, variants=SHIPPED_VARIANTS,
                                        jobs=jobs)
             variant = selection.variant
         else:
@@ -142,7 +144,7 @@ def train_from_table(ft: FeaturesTable, hardware: str, out: str | Path, params: 
     })
     d = model.save(out)
     return TrainResult(model_dir=d, variant=variant, rows=len(table), selection=selection,
-                       seconds=time.perf_counter() - t0)
+                       seconds=time.perf_counter() - t0, interval=interval)
 
 
 def _interval_only(table: pd.DataFrame, variant: str, params: FitParams, n_splits: int,

@@ -9,8 +9,10 @@ Two schemes:
   an easier, interpolation-like setting, reported for contrast.
 
 The variant of the "learned" column is picked inside each outer fold by
-grouped CV on that fold's training rows only (nested), so no choice is made
-by looking at the rows being scored. Each variant's own out-of-fold figures
+grouped CV on that fold's training rows only (nested) among the variants
+``learned-cost train`` may ship, so no choice is made by looking at the rows
+being scored; the same inner CV gives the fold's 80 % interval, whose
+coverage of the held-out rows is reported. Each variant's own out-of-fold figures
 are reported too. Hyperparameters are fixed (``FitParams``), never tuned.
 """
 
@@ -26,6 +28,7 @@ import pandas as pd
 from .features_table import ANALYTIC_COL
 from .fit import (
     LATENCY_VARIANTS,
+    SHIPPED_VARIANTS,
     VARIANTS,
     FitParams,
     family_folds,
@@ -92,7 +95,7 @@ def _oof(table: pd.DataFrame, folds, params: FitParams, inner_splits: int, varia
         i0 = len(tasks)
         inner_names: list[str] = []
         if table.iloc[tr]["family"].nunique() >= 2:
-            inner, inner_names = selection_tasks(table, inner_splits, LATENCY_VARIANTS, subset=tr)
+            inner, inner_names = selection_tasks(table, inner_splits, SHIPPED_VARIANTS, subset=tr)
             tasks += inner
         i1 = len(tasks)
         tasks += [(v, tr, te) for v in variants]
