@@ -62,8 +62,9 @@ def test_save_reload_identical(trained, tmp_path):
     md = json.loads((res.model_dir / "metadata.json").read_text())
     assert md["training_data"]["rows"] == len(table)
     assert md["feature_names"] == feature_names()
-    # train scores only the shippable variants; evaluate compares LambdaRank too
-    assert set(md["metrics"]["variant_selection_cv"]["by_variant"]) == {"log_latency", "log_ratio"}
+    # train scores only the shippable variant (log_ratio); evaluate compares the others
+    assert set(md["metrics"]["variant_selection_cv"]["by_variant"]) == {"log_ratio"}
+    assert md["variant"] == "log_ratio"
     assert np.all(np.isfinite(p1)) and np.all(p1 > 0)
 
 
