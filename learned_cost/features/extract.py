@@ -39,7 +39,14 @@ from . import symbolic as S
 from .bindings import BindingError, Bindings, parse_bindings
 from .errors import FeatureError
 from .evaluate import Evaluation, Evaluator
-from .schema import FeatureVector, feature_names
+from .schema import (
+    MMA_TILE_M,
+    MMA_TILE_N,
+    REGISTER_BASE,
+    THREADS_PER_WARP,
+    FeatureVector,
+    feature_names,
+)
 
 __all__ = ["FeatureError", "extract_features", "normalize_grid_arg"]
 
@@ -207,6 +214,28 @@ def _memory_features(ev: Evaluation, grid: tuple[int, int, int]) -> dict[str, fl
     return v
 
 
+def option_features(v: Mapping[str, float]) -> dict[str, float]:
+    """Schema-3 features: the launch options (num_warps, num_stages) set
+    against the code's tiles, dots, loops and live data. ``v`` holds the
+    other features; formulas and units are in ``learned_cost.features.schema``.
+    How many elements, MMA tiles and registers each thread or warp carries
+    decides vectorisation, register spills and occupancy, which the per-program
+    totals alone do not show."""
+    warps = max(1.0, v.get("num_warps", 0.0))
+    stages = max(1.0, v.get("num_stages", 0.0))
+    threads = THREADS_PER_WARP * warps
+    has_dot = v.get("dot_ops", 0.0) > 0
+    m, n, k = v.get("dot_m", 0.0), v.get("dot_n", 0.0), v.get("dot_k", 0.0)
+    loops = v.get("loops", 0.0)
+    return {
+        "elems_per_thread": v.get("max_tensor_elems", 0.0) / threads,
+        "dot_tiles_per_warp": (math.ceil(m / MMA_TILE_M) * math.ceil(n / MMA_TILE_N) / warps) if has_dot else 0.0,
+        "smem_stage_bytes": stages * (m * k + k * n) * v.get("dot_operand_bytes", 0.0) if has_dot else 0.0,
+        "loop_trips_per_stage": (v.get("loop_trip_total", 0.0) / loops / stages) if loops > 0 else 0.0,
+        "regs_per_thread": REGISTER_BASE + v.get("peak_live_bytes", 0.0) / (4.0 * threads),
+    }
+
+
 def extract_features(
     ttir: str | Module,
     bindings: str | Mapping | Bindings | None = None,
@@ -264,5 +293,6 @@ def extract_features(
     values["arith_intensity"] = (values["dot_flops"] + values["ew_total_elems"]) / max(
         1.0, values["load_bytes"] + values["store_bytes"]
     )
+    values.update(option_features(values))
     ordered = {name: float(values.get(name, 0.0)) for name in feature_names()}
     return FeatureVector(values=ordered, warnings=warnings, grid=g, grid_source=source)

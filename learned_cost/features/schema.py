@@ -25,7 +25,20 @@ import numpy as np
 
 # 2: dot_flops_f32_ieee (full-precision fp32 dots apart from tf32 ones);
 #    loop bounds min/max(f(program id), n) resolved per program (causal loops)
-FEATURE_SCHEMA_VERSION = 2
+# 3: launch options against the code (elements per thread, MMA tiles per
+#    warp, pipelined shared memory, pipeline fill, registers per thread)
+FEATURE_SCHEMA_VERSION = 3
+
+#: Lanes of a warp: the unit ``num_warps`` counts in (NVIDIA; on targets
+#: without warps num_warps is a scale only, and so are the per-thread figures).
+THREADS_PER_WARP = 32
+#: Output tile of one MMA instruction (m16n8, the mma.sync shape every
+#: NVIDIA tensor-core generation since Ampere issues per warp).
+MMA_TILE_M, MMA_TILE_N = 16, 8
+#: 32-bit registers a thread holds besides its share of live tensors
+#: (indices, masks, pointers, loop state): an assumption, not a published
+#: figure; the analytic model uses the same base.
+REGISTER_BASE = 32
 
 # (name, description). Order is part of the schema.
 FEATURES: tuple[tuple[str, str], ...] = (
@@ -117,6 +130,13 @@ FEATURES: tuple[tuple[str, str], ...] = (
     ("total_dot_flops", "dot_flops * programs"),
     ("total_ew_elems", "ew_total_elems * programs"),
     ("arith_intensity", "(dot_flops + ew_total_elems) / max(1, load_bytes + store_bytes)"),
+    # --- launch options against the code (schema 3); num_warps and
+    # num_stages as given or defaulted (4 and 3), never below 1 here
+    ("elems_per_thread", "elements of the largest tensor per thread: max_tensor_elems / (32 x num_warps)"),
+    ("dot_tiles_per_warp", "16x8 MMA output tiles of the largest dot per warp: ceil(dot_m / 16) x ceil(dot_n / 8) / num_warps (0 without dots)"),
+    ("smem_stage_bytes", "bytes of shared memory the pipelined dot operands take: num_stages x (dot_m x dot_k + dot_k x dot_n) x dot_operand_bytes (0 without dots)"),
+    ("loop_trips_per_stage", "mean trips of a loop (loop_trip_total / loops) over num_stages: below 1 the software pipeline never fills (0 without loops)"),
+    ("regs_per_thread", "estimated 32-bit registers per thread: 32 + peak_live_bytes / (4 x 32 x num_warps), not capped at the hardware's 255"),
 )
 
 _NAMES = tuple(name for name, _ in FEATURES)

@@ -6,7 +6,10 @@ A model directory holds two files:
 * ``metadata.json``: feature schema version and names, the SHA-256 of
   model.txt, the variant (how to turn the booster's output into µs), the
   training data's digest and row count, hardware, LightGBM version,
-  hyperparameters, metrics and date.
+  hyperparameters, metrics, date, and ``interval``: the 80 % prediction
+  interval as percentiles of ln(measured / predicted) on kernel families held
+  out of training (``log_low``, ``log_high``, ``coverage``, ``rows``; see
+  ``learned_cost.train.fit.Interval``).
 
 ``LearnedModel.load`` refuses a directory whose model.txt does not match its
 recorded digest, or whose features differ from this package's feature schema,
@@ -22,6 +25,7 @@ import math
 import os
 import tempfile
 import threading
+import warnings
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -43,7 +47,7 @@ _MIN_US = 1e-3
 # hardware's ceilings instead of rediscovering them. Times are whole-launch µs
 # (per-program term x waves), as natural logs floored at ln(1e-3 µs).
 # Bump INPUTS_VERSION whenever this list or its formulas change.
-INPUTS_VERSION = 2
+INPUTS_VERSION = 3
 DERIVED_INPUTS: tuple[tuple[str, str], ...] = (
     ("analytic_log_us", "ln of the analytic latency estimate of the launch"),
     ("an_log_mem_us", "ln(waves x per-program memory time)"),
@@ -67,6 +71,13 @@ DERIVED_INPUTS: tuple[tuple[str, str], ...] = (
     ("programs_per_core_by_local", "how many programs fit one core's local memory by dot_stage_fill (64 when no dot)"),
     ("launch_mem_us", "ln(1 + total bytes / chip bandwidth), µs: the launch's memory roofline"),
     ("launch_dot_us", "ln(1 + total dot FLOPs / matrix peak of the dtype), µs"),
+    # Occupancy that the launch options leave (version 3): the analytic
+    # model's programs per core at a time (warp slots, shared memory of the
+    # pipelined stages, registers), and the limits it is taken from.
+    ("an_concurrency", "programs one core runs at a time (analytic occupancy k, >= 1)"),
+    ("resident_warp_share", "k x num_warps / the profile's resident warps per core (0 when it has no such limit)"),
+    ("smem_stage_share", "smem_stage_bytes / local memory per core: above 1 the stages do not fit"),
+    ("regs_per_thread_share", "regs_per_thread / the profile's registers per thread (0 when it has no such limit): above 1 spills"),
 )
 ANALYTIC_INPUT = DERIVED_INPUTS[0][0]
 _BOUND_CODE = {"memory": 0.0, "vector": 1.0, "matrix": 2.0}
@@ -97,6 +108,9 @@ def derived_inputs(features, profile) -> np.ndarray:
     fill = stage_bytes / local if local > 0 else 0.0
     fit_local = min(64.0, math.floor(1.0 / fill)) if fill > 0 else 64.0
     bw = float(profile.effective_bandwidth_gbs) * 1e3  # bytes per µs
+    occ = profile.occupancy or {}
+    max_warps = float(occ.get("max_warps_per_core") or 0.0)
+    max_regs = float(occ.get("max_registers_per_thread") or 0.0)
     dot_us = 0.0
     for dtype, feat in (("fp16", "dot_flops_f16"), ("fp32", "dot_flops_f32"), ("fp8", "dot_flops_f8"),
                         ("int8", "dot_flops_int")):
@@ -123,6 +137,10 @@ def derived_inputs(features, profile) -> np.ndarray:
         fit_local,
         math.log1p(max(0.0, g("total_bytes")) / bw) if bw > 0 else 0.0,
         math.log1p(dot_us),
+        float(b.concurrency),
+        float(b.concurrency) * warps / max_warps if max_warps > 0 else 0.0,
+        g("smem_stage_bytes") / local if local > 0 else 0.0,
+        g("regs_per_thread") / max_regs if max_regs > 0 else 0.0,
     ], dtype=np.float64)
 
 
@@ -158,6 +176,7 @@ class ModelMetadata:
     inputs_version: int = INPUTS_VERSION
     analytic_version: int = 0
     metrics: dict = field(default_factory=dict)
+    interval: dict = field(default_factory=dict)  # log_low, log_high, coverage, rows; {} = none
     created: str = ""
     format: int = METADATA_FORMAT
 
@@ -206,6 +225,7 @@ class LearnedModel:
         self.digest = metadata.model_sha256
         self.hardware = metadata.hardware
         self.variant = metadata.variant
+        self.interval_logs = _interval_logs(metadata.interval)
 
     # ------------------------------------------------------------ io
     @classmethod
@@ -277,9 +297,23 @@ class LearnedModel:
         if booster.num_feature() != len(md.model_inputs):
             raise ModelLoadError(
                 f"{mfile} expects {booster.num_feature()} inputs, metadata lists {len(md.model_inputs)}")
+        if _interval_logs(md.interval) is None:
+            # a model from before intervals existed still predicts; say once that it states none
+            warnings.warn(f"{jfile} records no prediction interval; its predictions carry none "
+                          "(retrain to get latency_low_us / latency_high_us)", RuntimeWarning, stacklevel=2)
         return cls(booster, md, text)
 
     # ------------------------------------------------------------ predict
+    def interval_bounds(self, us: float) -> tuple[float | None, float | None]:
+        """(low, high) µs of the model's stated interval (80 % unless its
+        metadata says otherwise) around a predicted ``us``; (None, None) for
+        a model trained without one. The interval is a fixed factor range, so
+        it needs the latency only."""
+        if self.interval_logs is None or not (math.isfinite(us) and us > 0):
+            return None, None
+        lo, hi = self.interval_logs
+        return us * math.exp(lo), us * math.exp(hi)
+
     _ANALYTIC_COL = len(feature_names())  # index of ANALYTIC_INPUT in an input row
 
     def predict_inputs(self, x: np.ndarray) -> np.ndarray:
@@ -361,6 +395,16 @@ class _FastRow:
             self._lib.LGBM_FastConfigFree(self.handle)
         except Exception:  # noqa: BLE001, S110 - interpreter shutdown: nothing left to free into
             pass
+
+
+def _interval_logs(d: dict) -> tuple[float, float] | None:
+    """(log_low, log_high) of a metadata ``interval`` entry, None when absent
+    or malformed (then predictions carry no interval)."""
+    try:
+        lo, hi = float(d["log_low"]), float(d["log_high"])
+    except (KeyError, TypeError, ValueError):
+        return None
+    return (lo, hi) if math.isfinite(lo) and math.isfinite(hi) and lo <= hi else None
 
 
 def _atomic_write(path: Path, data: bytes) -> None:

@@ -22,7 +22,20 @@ from .features_table import (
     data_digest,
     default_cache_dir,
 )
-from .fit import LATENCY_VARIANTS, VARIANTS, FitParams, Selection, fit, select_variant
+from .fit import (
+    LATENCY_VARIANTS,
+    SHIPPED_VARIANTS,
+    VARIANTS,
+    FitParams,
+    Interval,
+    Selection,
+    fit,
+    random_group_folds,
+    run_fit_tasks,
+    select_variant,
+    selection_tasks,
+    variant_interval,
+)
 
 
 @dataclass
@@ -32,6 +45,7 @@ class TrainResult:
     rows: int
     selection: Selection | None
     seconds: float
+    interval: Interval | None = None
 
 
 def load_profile_rows(data_dirs, hardware: str) -> tuple[pd.DataFrame, dict[str, str]]:
@@ -80,8 +94,9 @@ def load_features(data_dir, hardware: str, progress: bool = True, cache: bool = 
 def train_from_table(ft: FeaturesTable, hardware: str, out: str | Path, params: FitParams | None = None,
                      variant: str | None = None, select_splits: int = 3, jobs: int | None = None) -> TrainResult:
     """Fit and save a model from a features table. ``variant=None`` lets
-    grouped CV over the table pick it (needs >= 2 families, else
-    ``log_ratio``)."""
+    grouped CV over the table pick among ``SHIPPED_VARIANTS`` (needs >= 2
+    families, else ``log_ratio``); that CV also gives the model's
+    out-of-family 80 % interval (metadata ``interval``)."""
     from ..models.learned import LearnedModel
 
     t0 = time.perf_counter()
@@ -90,10 +105,9 @@ def train_from_table(ft: FeaturesTable, hardware: str, out: str | Path, params: 
     selection = None
     if variant is None:
         if table["family"].nunique() >= 2:
-            # only variants that can be shipped: LambdaRank predicts no µs,
-            # so scoring it here would cost fits without changing the pick
-            # (`learned-cost evaluate` compares all three)
-            selection = select_variant(table, params, n_splits=select_splits, variants=LATENCY_VARIANTS,
+            # only variants that can be shipped (see SHIPPED_VARIANTS):
+            # `learned-cost evaluate` compares all of them
+            selection = select_variant(table, params, n_splits=select_splits, variants=SHIPPED_VARIANTS,
                                        jobs=jobs)
             variant = selection.variant
         else:
@@ -101,6 +115,9 @@ def train_from_table(ft: FeaturesTable, hardware: str, out: str | Path, params: 
     if variant not in LATENCY_VARIANTS:
         raise ValueError(f"variant {variant!r} cannot be shipped: it predicts no microseconds "
                          f"(choose from {LATENCY_VARIANTS}; {VARIANTS[-1]} is for comparison)")
+    interval = selection.interval if selection is not None else None
+    if interval is None:
+        interval = _interval_only(table, variant, params, select_splits, jobs)
     fitted = fit(table, variant, params)
     metrics = {}
     if selection is not None:
@@ -122,11 +139,28 @@ def train_from_table(ft: FeaturesTable, hardware: str, out: str | Path, params: 
             "dropped_rows": len(ft.dropped),
         },
         "metrics": metrics,
+        "interval": interval.as_dict() if interval is not None else {},
         "created": _dt.datetime.now(_dt.timezone.utc).replace(microsecond=0).isoformat(),
     })
     d = model.save(out)
     return TrainResult(model_dir=d, variant=variant, rows=len(table), selection=selection,
-                       seconds=time.perf_counter() - t0)
+                       seconds=time.perf_counter() - t0, interval=interval)
+
+
+def _interval_only(table: pd.DataFrame, variant: str, params: FitParams, n_splits: int,
+                   jobs: int | None) -> Interval | None:
+    """The out-of-family interval of one variant when no selection ran (the
+    variant was given): the same grouped CV, that variant only. With a single
+    family, groups are held out instead (an in-family interval, narrower than
+    it should be for new families); with a single group, no interval."""
+    if table["family"].nunique() >= 2:
+        tasks, _ = selection_tasks(table, n_splits, (variant,))
+    elif table["group"].nunique() >= 2:
+        folds = random_group_folds(table, min(n_splits, table["group"].nunique()), seed=params.seed)
+        tasks = [(variant, tr, te) for _, tr, te in folds]
+    else:
+        return None
+    return variant_interval(table, tasks, run_fit_tasks(table, tasks, params, jobs), variant)
 
 
 def _records(df: pd.DataFrame) -> dict:

@@ -12,6 +12,7 @@ line on stderr.
 from __future__ import annotations
 
 import argparse
+import math
 import shlex
 import shutil
 import subprocess
@@ -86,6 +87,10 @@ def cmd_train(args) -> int:
         cols = ["regret1_geomean", "regret25_geomean", "hit25", "tau_mean", "mape_pct"]
         print("variant selection (grouped CV on the training rows):")
         print(res.selection.comparison[cols].to_string(float_format=lambda v: f"{v:.4f}"))
+    if res.interval is not None:
+        iv = res.interval
+        print(f"{iv.coverage:.0%} interval (out-of-family grouped CV, {iv.rows} rows): measured / predicted in "
+              f"[{math.exp(iv.log_low):.3f}, {math.exp(iv.log_high):.3f}]")
     print(f"trained {res.variant} on {res.rows} rows in {res.seconds:.1f} s -> {res.model_dir}")
     return 0
 
@@ -117,7 +122,8 @@ def cmd_evaluate(args) -> int:
     note = f"{len(ft.dropped)} usable rows could not be turned into features and were left out." if ft.dropped else ""
     path = write_report(res, args.out, command=cmd, data_note=note)
     for scheme, sr in res.schemes.items():
-        cols = ["regret1_geomean", "regret25_geomean", "hit25", "tau_mean", "mape_pct"]
+        cols = ["regret1_geomean", "regret25_geomean", "hit25", "tau_mean", "mape_pct", "interval_coverage"]
+        cols = [c for c in cols if c in sr.summary.columns]
         print(f"{scheme}:")
         print(sr.summary[cols].to_string(float_format=lambda v: f"{v:.4f}"))
     print(f"report -> {path}")

@@ -32,6 +32,12 @@ from .metrics import evaluate_scores
 
 VARIANTS = ("log_latency", "log_ratio", "lambdarank")
 LATENCY_VARIANTS = ("log_latency", "log_ratio")
+# Variants ``learned-cost train`` may ship. Only log_ratio: its prediction is
+# the analytic estimate times a learned factor, and where the trees run out of
+# training range the factor stays constant, so latency keeps the analytic
+# model's scaling in problem size. log_latency predicts one constant for every
+# size beyond its largest training row (evaluated for comparison only).
+SHIPPED_VARIANTS = ("log_ratio",)
 # Relevance of a config for LambdaRank: 30 minus its slowdown over the group's
 # best in steps of 3 % (so 30 = best, 0 = 2.4x slower or worse).
 RANK_STEP = 0.03
@@ -276,14 +282,64 @@ def cross_val_scores(table: pd.DataFrame, variant: str, folds, params: FitParams
     return pd.Series(out, index=table.index, dtype=np.float64)
 
 
+# ----------------------------------------------------------------- intervals
+#: Share of rows the stated interval should hold: an 80 % interval, from the
+#: 10th to the 90th percentile of the out-of-family error.
+INTERVAL_COVERAGE = 0.8
+
+
+@dataclass(frozen=True)
+class Interval:
+    """A multiplicative prediction interval: the measured latency of a kernel
+    family the model never saw lies in [µs x exp(log_low), µs x exp(log_high)]
+    for ``coverage`` of the rows of the grouped CV it was taken from.
+
+    The bounds are percentiles of ln(measured / predicted) over out-of-fold
+    rows whose families were held out of training (split-conformal over
+    families), so they describe the error on unseen kernel families, not the
+    much smaller in-sample error. One pair for every prediction: the caches
+    keep latencies only, and an interval that needs no features can be
+    rebuilt from any cached latency."""
+
+    log_low: float
+    log_high: float
+    coverage: float = INTERVAL_COVERAGE
+    rows: int = 0
+
+    def bounds(self, us):
+        """(low, high) in µs for a latency or an array of latencies in µs."""
+        return us * math.exp(self.log_low), us * math.exp(self.log_high)
+
+    def as_dict(self) -> dict:
+        return asdict(self)
+
+
+def interval_from_oof(true_us: np.ndarray, pred_us: np.ndarray, coverage: float = INTERVAL_COVERAGE) -> Interval:
+    """The central ``coverage`` interval of ln(true / pred) over out-of-fold
+    rows (see ``Interval``)."""
+    t = np.asarray(true_us, dtype=np.float64)
+    p = np.asarray(pred_us, dtype=np.float64)
+    ok = np.isfinite(t) & np.isfinite(p) & (t > 0) & (p > 0)
+    if not ok.any():
+        raise ValueError("no out-of-fold rows with a finite positive prediction")
+    if not 0.0 < coverage < 1.0:
+        raise ValueError(f"coverage must be in (0, 1), got {coverage}")
+    r = np.log(t[ok] / p[ok])
+    tail = (1.0 - coverage) / 2.0
+    lo, hi = np.quantile(r, [tail, 1.0 - tail])
+    return Interval(float(lo), float(hi), coverage, int(ok.sum()))
+
+
 @dataclass
 class Selection:
-    """Which variant grouped CV on the training data picked, and the table of
-    every variant's CV figures it was picked from."""
+    """Which variant grouped CV on the training data picked, the table of
+    every variant's CV figures it was picked from, and the picked variant's
+    out-of-family interval (``Interval``)."""
 
     variant: str
     comparison: pd.DataFrame
     folds: list[str] = field(default_factory=list)
+    interval: Interval | None = None
 
 
 def selection_tasks(table: pd.DataFrame, n_splits: int = 3, variants=VARIANTS,
@@ -306,9 +362,7 @@ def pick_variant(table: pd.DataFrame, tasks: list, results: list[np.ndarray], fo
     with the lowest regret@1 geomean; within 0.5 % of each other the lower
     MAPE wins. LambdaRank is scored for the comparison but cannot be picked,
     since it predicts no µs."""
-    by_variant: dict[str, list] = {}
-    for (v, _, te), r in zip(tasks, results):
-        by_variant.setdefault(v, []).append((te, r))
+    by_variant = _by_variant(tasks, results)
     rows = {}
     for v, parts in by_variant.items():
         te = np.concatenate([p[0] for p in parts])
@@ -322,7 +376,27 @@ def pick_variant(table: pd.DataFrame, tasks: list, results: list[np.ndarray], fo
         raise ValueError("no latency variant among the candidates")
     best_r1 = cand["regret1_geomean"].min()
     close = cand[cand["regret1_geomean"] <= best_r1 * 1.005]
-    return Selection(variant=str(close["mape_pct"].idxmin()), comparison=comp, folds=fold_names)
+    pick = str(close["mape_pct"].idxmin())
+    return Selection(variant=pick, comparison=comp, folds=fold_names,
+                     interval=variant_interval(table, tasks, results, pick))
+
+
+def _by_variant(tasks: list, results: list[np.ndarray]) -> dict[str, list]:
+    out: dict[str, list] = {}
+    for (v, _, te), r in zip(tasks, results):
+        out.setdefault(v, []).append((te, r))
+    return out
+
+
+def variant_interval(table: pd.DataFrame, tasks: list, results: list[np.ndarray], variant: str,
+                     coverage: float = INTERVAL_COVERAGE) -> Interval:
+    """``Interval`` of one latency variant from finished grouped-CV tasks."""
+    parts = _by_variant(tasks, results).get(variant)
+    if not parts:
+        raise ValueError(f"no CV results for variant {variant!r}")
+    te = np.concatenate([p[0] for p in parts])
+    pred = np.concatenate([p[1] for p in parts])
+    return interval_from_oof(table["latency_us"].to_numpy(np.float64)[te], pred, coverage)
 
 
 def select_variant(table: pd.DataFrame, params: FitParams | None = None, n_splits: int = 3,

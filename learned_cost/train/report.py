@@ -31,6 +31,7 @@ _MODEL_NOTES = {
     "log_latency": "LightGBM regression of ln µs",
     "log_ratio": "LightGBM regression of ln(µs / analytic µs)",
     "lambdarank": "LightGBM LambdaRank per group (orders configs; predicts no µs)",
+    "blend": "per group, order from lambdarank and µs values from log_ratio (needs the whole group; not shippable through single-item calls)",
     "analytic": "roofline model (no training)",
     "random-k": "expected value of picking k configs at random",
 }
@@ -158,14 +159,24 @@ def write_report(res: EvaluationResult, out: str | Path, command: str = "", data
               "random": "Random-group CV (groups dealt into folds regardless of family)"}
     for scheme, sr in res.schemes.items():
         L += [f"## {titles.get(scheme, scheme)}", "", _summary_md(sr.summary), ""]
+        cov = sr.summary.loc["learned"].get("interval_coverage") if "learned" in sr.summary.index else None
+        if cov is not None and not pd.isna(cov):
+            pf = res.per_family[res.per_family["model"] == "learned"] if scheme == "lofo" else pd.DataFrame()
+            spread = (f" Per held-out family it ranges from {pf['interval_coverage'].min():.3f} to "
+                      f"{pf['interval_coverage'].max():.3f}; {int(pf['interval_coverage'].between(0.75, 0.85).sum())} "
+                      f"of {len(pf)} families lie in 0.75–0.85 (table below).") if not pf.empty else ""
+            L += [(f"80 % interval of `learned` (percentiles of the out-of-family error of the inner grouped CV, "
+                   f"applied to the outer fold): the measured latency lies inside for {cov:.3f} of the rows "
+                   f"(target 0.75–0.85).{spread}"), ""]
         picks = pd.Series(sr.chosen).value_counts()
         L += ["Variant picked by inner CV per fold: " + ", ".join(f"{k} × {v}" for k, v in picks.items()) + ".", ""]
     if not res.per_family.empty:
         L += ["## Per held-out family (leave-one-family-out)", ""]
         header = ["family", "rows", "model", "regret@1 geomean", "regret@1 max", "regret@25% geomean",
-                  "2%-hit@25%", "mean τ", "MAPE %"]
+                  "2%-hit@25%", "mean τ", "MAPE %", "80 % interval coverage"]
         rows = [[f"{r.family}", r.rows, r.model, r.regret1_geomean, r.regret1_max, r.regret25_geomean,
-                 r.hit25, r.tau_mean, r.mape_pct] for r in res.per_family.itertuples(index=False)]
+                 r.hit25, r.tau_mean, r.mape_pct, r.interval_coverage]
+                for r in res.per_family.itertuples(index=False)]
         L += [_md_table(header, rows), ""]
     if res.shipped:
         s = res.shipped

@@ -37,7 +37,8 @@ def model_dir(tmp_path, monkeypatch):
                          "num_threads": 1, "deterministic": True}, lgb.Dataset(x, y), num_boost_round=5)
     model = learned.LearnedModel.from_booster(
         booster, {"variant": "log_latency", "model_inputs": learned.input_names(), "hardware": "h200",
-                  "hyperparameters": {}})
+                  "hyperparameters": {}, "interval": {"log_low": math.log(0.5), "log_high": math.log(1.5),
+                                                      "coverage": 0.8, "rows": 64}})
     model.save(tmp_path / "h200")
     monkeypatch.setenv("LEARNED_COST_MODEL_DIR", str(tmp_path))
     clear_caches()
@@ -72,3 +73,37 @@ def test_corrupt_model_falls_back_with_one_warning(model_dir):
         config, lat = costmodel_bench(fixture_item("add", model=None))
     assert math.isfinite(lat) and len([w for w in rec if issubclass(w.category, RuntimeWarning)]) == 1
     assert predict_item(fixture_item("add", model=None, config="again")).model == "analytic"
+
+
+def test_learned_predictions_carry_the_interval(model_dir):
+    p = predict_item(fixture_item("matmul", model=None))
+    assert p.model == "learned"
+    # the metadata's interval: ln(measured / predicted) in [ln 0.5, ln 1.5]
+    assert p.latency_low_us == pytest.approx(0.5 * p.latency_us)
+    assert p.latency_high_us == pytest.approx(1.5 * p.latency_us)
+    assert p.to_dict()["latency_low_us"] == p.latency_low_us
+    # both caches (raw item, and features key) give the same bounds back
+    again = predict_item(fixture_item("matmul", model=None))
+    assert again.cached and (again.latency_low_us, again.latency_high_us) == (p.latency_low_us, p.latency_high_us)
+    same_key = predict_item(fixture_item("matmul", model=None, config="other name", grid=None))
+    assert same_key.latency_high_us == pytest.approx(1.5 * same_key.latency_us)
+    # costmodel_bench keeps answering (config, µs)
+    assert costmodel_bench(fixture_item("matmul", model=None)) == ("matmul", p.latency_us)
+    # the analytic model states no interval
+    a = predict_item(fixture_item("matmul", model="analytic"))
+    assert a.latency_low_us is None and a.latency_high_us is None
+
+
+def test_model_without_interval_loads_with_one_warning(model_dir):
+    import json
+
+    md_path = model_dir / "h200" / "metadata.json"
+    md = json.loads(md_path.read_text())
+    md.pop("interval")
+    md_path.write_text(json.dumps(md))
+    clear_caches()
+    with pytest.warns(RuntimeWarning, match="no prediction interval") as rec:
+        p = predict_item(fixture_item("add", model=None))
+    assert len([w for w in rec if issubclass(w.category, RuntimeWarning)]) == 1
+    assert p.model == "learned" and math.isfinite(p.latency_us)
+    assert p.latency_low_us is None and p.latency_high_us is None

@@ -62,8 +62,9 @@ def test_save_reload_identical(trained, tmp_path):
     md = json.loads((res.model_dir / "metadata.json").read_text())
     assert md["training_data"]["rows"] == len(table)
     assert md["feature_names"] == feature_names()
-    # train scores only the shippable variants; evaluate compares LambdaRank too
-    assert set(md["metrics"]["variant_selection_cv"]["by_variant"]) == {"log_latency", "log_ratio"}
+    # train scores only the shippable variant (log_ratio); evaluate compares the others
+    assert set(md["metrics"]["variant_selection_cv"]["by_variant"]) == {"log_ratio"}
+    assert md["variant"] == "log_ratio"
     assert np.all(np.isfinite(p1)) and np.all(p1 > 0)
 
 
@@ -182,3 +183,57 @@ def test_derived_inputs_by_hand():
     assert d["programs_per_core_by_local"] == 2.0
     assert d["an_waves"] == 2.0 and d["an_wave_fill"] == 1.0
     assert all(math.isfinite(v) for v in d.values())
+
+
+def test_interval_from_oof_percentiles():
+    import math
+
+    from learned_cost.train.fit import interval_from_oof
+
+    pred = np.full(1001, 10.0)
+    # ln(true / pred) runs evenly from -1 to +1: its 10th and 90th percentiles are -0.8 and +0.8
+    true = pred * np.exp(np.linspace(-1.0, 1.0, 1001))
+    iv = interval_from_oof(true, pred)
+    assert iv.log_low == pytest.approx(-0.8) and iv.log_high == pytest.approx(0.8)
+    assert iv.rows == 1001 and iv.coverage == 0.8
+    lo, hi = iv.bounds(10.0)
+    assert lo == pytest.approx(10 * math.exp(-0.8)) and hi == pytest.approx(10 * math.exp(0.8))
+    inside = np.mean((true >= pred * math.exp(iv.log_low)) & (true <= pred * math.exp(iv.log_high)))
+    assert inside == pytest.approx(0.8, abs=0.002)
+    with pytest.raises(ValueError):
+        interval_from_oof(true, pred, coverage=1.0)
+
+
+def test_trained_model_states_an_out_of_family_interval(trained):
+    import json
+    import math
+
+    from learned_cost.models.learned import LearnedModel
+
+    res, table = trained
+    md = json.loads((res.model_dir / "metadata.json").read_text())
+    iv = md["interval"]
+    assert iv["coverage"] == 0.8 and iv["rows"] == len(table) and iv["log_low"] < 0 < iv["log_high"]
+    m = LearnedModel.load(res.model_dir)
+    lo, hi = m.interval_bounds(20.0)
+    assert lo == pytest.approx(20 * math.exp(iv["log_low"])) and hi == pytest.approx(20 * math.exp(iv["log_high"]))
+    assert m.interval_bounds(math.inf) == (None, None)
+
+
+def test_occupancy_inputs_by_hand():
+    from learned_cost.features.extract import option_features
+    from learned_cost.features.schema import FeatureVector
+    from learned_cost.hardware import load_profile
+    from learned_cost.models.learned import DERIVED_INPUTS, derived_inputs
+
+    prof = load_profile("h200")  # 228 KB shared memory, 64 warps and 255 registers per thread
+    v = {"programs": 264.0, "num_warps": 4.0, "num_stages": 4.0, "dot_m": 128.0, "dot_n": 128.0, "dot_k": 64.0,
+         "dot_operand_bytes": 2.0, "dot_ops": 1.0, "max_tensor_elems": 16384.0, "peak_live_bytes": 65536.0 + 32768.0}
+    v.update(option_features(v))
+    d = dict(zip([n for n, _ in DERIVED_INPUTS], derived_inputs(FeatureVector(values=v), prof)))
+    # 4 stages x 32768 B = 131072 B: one program's stages fit 228 KB once
+    assert d["smem_stage_share"] == pytest.approx(131072 / (228 * 1024))
+    assert d["an_concurrency"] == 1.0
+    assert d["resident_warp_share"] == pytest.approx(4 / 64)
+    # 32 + 98304 B / (4 B x 128 threads) = 224 registers of 255
+    assert d["regs_per_thread_share"] == pytest.approx(224 / 255)
