@@ -171,16 +171,32 @@ def fit(table: pd.DataFrame, variant: str = "log_latency", params: FitParams | N
 
 
 # ----------------------------------------------------------------- folds
+def fold_families(table: pd.DataFrame) -> np.ndarray:
+    """The family each row is held out with. Corpus rows: their family.
+    Kernels harvested from a program (groups ``inductor/<entry>/...``, whose
+    family is the zoo entry ``llama-B4-S256-bf16``): the program's name
+    (``inductor:llama``), so that no fold trains on the same program at
+    another size or dtype."""
+    fam = table["family"].to_numpy(dtype=object)
+    if "group" not in table.columns:
+        return fam
+    harvested = table["group"].str.startswith("inductor/").to_numpy()
+    if harvested.any():
+        fam = fam.copy()
+        fam[harvested] = ["inductor:" + f.split("-", 1)[0] for f in fam[harvested]]
+    return fam
+
+
 def family_folds(table: pd.DataFrame, n_splits: int | None = None) -> list[tuple[str, np.ndarray, np.ndarray]]:
     """Grouped folds by kernel family: (name, train_idx, test_idx).
 
     ``n_splits=None`` gives leave-one-family-out; a number merges families
     into that many folds (round-robin over the sorted family names, so the
     split is deterministic)."""
-    fams = sorted(table["family"].unique())
+    fam = fold_families(table)
+    fams = sorted(set(fam))
     if len(fams) < 2:
         raise ValueError(f"family folds need at least 2 families, got {fams}")
-    fam = table["family"].to_numpy()
     if n_splits is None or n_splits >= len(fams):
         buckets = [[f] for f in fams]
     else:

@@ -237,3 +237,19 @@ def test_occupancy_inputs_by_hand():
     assert d["resident_warp_share"] == pytest.approx(4 / 64)
     # 32 + 98304 B / (4 B x 128 threads) = 224 registers of 255
     assert d["regs_per_thread_share"] == pytest.approx(224 / 255)
+
+
+def test_harvested_programs_are_held_out_whole():
+    """A harvested program at two sizes or dtypes is one held-out family."""
+    import pandas as pd
+
+    from learned_cost.train.fit import family_folds, fold_families
+
+    t = pd.DataFrame({
+        "family": ["matmul", "matmul", "llama-B4-S256-bf16", "llama-B2-S1024-bf16-dyn3", "bert-B8-S128-fp32"],
+        "group": ["matmul/a/fp16", "matmul/b/fp16", "inductor/llama-B4-S256-bf16/k/1",
+                  "inductor/llama-B2-S1024-bf16-dyn3/k/2", "inductor/bert-B8-S128-fp32/k/3"],
+    })
+    assert list(fold_families(t)) == ["matmul", "matmul", "inductor:llama", "inductor:llama", "inductor:bert"]
+    folds = {name: set(test) for name, _, test in family_folds(t)}
+    assert folds == {"matmul": {0, 1}, "inductor:llama": {2, 3}, "inductor:bert": {4}}
