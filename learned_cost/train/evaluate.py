@@ -36,7 +36,6 @@ from .fit import (
     random_group_folds,
     run_fit_tasks,
     selection_tasks,
-    variant_interval,
 )
 from .metrics import evaluate_scores, random_k_scores
 
