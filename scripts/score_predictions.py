@@ -3,6 +3,12 @@ by ``learned-cost evaluate``) on a subset of families, e.g. all but one.
 
 Usage:
   PYTHONPATH=$PWD python scripts/score_predictions.py reports/h200/predictions.parquet --exclude splitk_matmul
+  PYTHONPATH=$PWD python scripts/score_predictions.py reports/h200/predictions.parquet --options-only
+
+``--options-only`` scores the options-only subgroups (configs of a group
+sharing their TTIR; ``learned_cost.train.evaluate.options_only_groups``),
+taking each row's TTIR digest from the file or, for files written before it
+was stored there, from the features table of ``--data``.
 """
 
 from __future__ import annotations
@@ -20,8 +26,21 @@ def main() -> None:
     ap.add_argument("path")
     ap.add_argument("--scheme", default="lofo")
     ap.add_argument("--exclude", default="", help="comma list of families left out of the scoring")
+    ap.add_argument("--options-only", action="store_true")
+    ap.add_argument("--data", default="data/h200")
+    ap.add_argument("--hardware", default="h200")
     args = ap.parse_args()
     p = pd.read_parquet(args.path)
+    if args.options_only:
+        from learned_cost.train.evaluate import options_only_groups
+
+        if "ttir_digest" not in p.columns:
+            from learned_cost.train.build import load_features
+
+            ft, _ = load_features(args.data, args.hardware, progress=False)
+            p = p.merge(ft.table[["key", "ttir_digest"]], on="key", how="left", validate="one_to_one")
+        p["group"] = options_only_groups(p)
+        p = p[p["group"].notna()]
     p = p[~p["family"].isin([f for f in args.exclude.split(",") if f])].reset_index(drop=True)
     base = p[["group", "latency_us"]]
     recs = {}

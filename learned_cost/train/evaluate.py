@@ -36,7 +36,6 @@ from .fit import (
     random_group_folds,
     run_fit_tasks,
     selection_tasks,
-    variant_interval,
 )
 from .metrics import evaluate_scores, random_k_scores
 
@@ -82,6 +81,7 @@ class EvaluationResult:
     params: FitParams
     seconds: float
     table: pd.DataFrame = field(default_factory=pd.DataFrame)  # scored rows: meta + analytic_us
+    options_only: pd.DataFrame = field(default_factory=pd.DataFrame)  # lofo, options-only subgroups, by model
 
 
 def _oof(table: pd.DataFrame, folds, params: FitParams, inner_splits: int, variants=VARIANTS,
@@ -194,6 +194,39 @@ def _per_family(table: pd.DataFrame, scores: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame.from_records(recs)
 
 
+def options_only_groups(table: pd.DataFrame) -> pd.Series:
+    """Options-only subgroup of each row: its group and TTIR digest, so the
+    configs of one subgroup share the code and differ only in launch options
+    (num_warps, num_stages). Rows alone in their subgroup get NaN (nothing
+    to rank)."""
+    sub = table["group"].astype(str) + "|" + table["ttir_digest"].astype(str)
+    size = sub.map(sub.value_counts())
+    return sub.where(size >= 2)
+
+
+def options_only_summary(table: pd.DataFrame, scores: pd.DataFrame) -> pd.DataFrame:
+    """Ranking figures on options-only subgroups (``options_only_groups``):
+    can the model order launch options of one kernel code, not only tiles?
+    One row per model (learned, lambdarank, analytic, random-k)."""
+    sub = options_only_groups(table)
+    keep = sub.notna().to_numpy()
+    if not keep.any():
+        return pd.DataFrame()
+    base = pd.DataFrame({"group": sub[keep].to_numpy(), "latency_us": table["latency_us"].to_numpy()[keep]})
+    rows = {}
+    for name in ("learned", "lambdarank", "analytic"):
+        if name == "analytic":
+            col = table[ANALYTIC_COL].to_numpy()
+        elif name in scores.columns:
+            col = scores[name].to_numpy()
+        else:
+            continue
+        s, _ = evaluate_scores(base.assign(score=col[keep]), "score", predicts_us=name != "lambdarank")
+        rows[name] = s.as_dict()
+    rows["random-k"] = random_k_scores(base)[0].as_dict()
+    return pd.DataFrame.from_dict(rows, orient="index")
+
+
 def acceptance(summary: pd.DataFrame) -> pd.DataFrame:
     """Targets vs the learned model's leave-one-family-out figures, and
     whether learned beats analytic and random-k on each metric."""
@@ -263,10 +296,13 @@ def evaluate(table: pd.DataFrame, hardware: str, params: FitParams | None = None
         summary, pgs = _summaries(table, scores)
         results[scheme] = SchemeResult(scheme, scores, chosen, summary, pgs)
     per_family = _per_family(table, results["lofo"].scores) if "lofo" in results else pd.DataFrame()
+    options_only = (options_only_summary(table, results["lofo"].scores)
+                    if "lofo" in results and "ttir_digest" in table.columns else pd.DataFrame())
     shipped = shipped_figures(table, model_dir, data_digest(table)) if model_dir else None
     return EvaluationResult(
         hardware=hardware, rows=len(table), groups=int(table["group"].nunique()),
         families=sorted(table["family"].unique().tolist()), schemes=results, per_family=per_family,
         shipped=shipped, params=params, seconds=time.perf_counter() - t0,
-        table=table[["key", "family", "group", "latency_us", ANALYTIC_COL]].copy(),
+        table=table[["key", "family", "group", "ttir_digest", "latency_us", ANALYTIC_COL]].copy(),
+        options_only=options_only,
     )

@@ -170,6 +170,13 @@ def write_report(res: EvaluationResult, out: str | Path, command: str = "", data
                    f"(target 0.75–0.85).{spread}"), ""]
         picks = pd.Series(sr.chosen).value_counts()
         L += ["Variant picked by inner CV per fold: " + ", ".join(f"{k} × {v}" for k, v in picks.items()) + ".", ""]
+    if not res.options_only.empty:
+        oo = res.options_only
+        L += ["## Options-only groups (leave-one-family-out)", "",
+              (f"Configs of one group that share their TTIR and differ only in launch options (num_warps, "
+               f"num_stages): {int(oo['groups'].iloc[0])} such subgroups of 2 or more configs. Target: "
+               f"2%-hit@25% >= 0.90."), "", _summary_md(oo.drop(columns=[c for c in ("interval_coverage",)
+                                                                      if c in oo.columns])), ""]
     if not res.per_family.empty:
         L += ["## Per held-out family (leave-one-family-out)", ""]
         header = ["family", "rows", "model", "regret@1 geomean", "regret@1 max", "regret@25% geomean",

@@ -66,3 +66,25 @@ def test_evaluate_and_report(synthetic_table, tmp_path):
     assert "Leave-one-family-out" in text and "random-k" in text
     assert "80 % interval coverage" in text
     assert (tmp_path / "predictions.parquet").is_file()
+
+
+def test_options_only_subgroups():
+    from learned_cost.train.evaluate import options_only_groups, options_only_summary
+
+    t = pd.DataFrame({
+        "group": ["g1"] * 5 + ["g2"] * 2,
+        "ttir_digest": ["a", "a", "a", "b", "c", "a", "a"],  # g2 shares digest "a" with g1: still its own subgroup
+        "latency_us": [3.0, 1.0, 2.0, 5.0, 6.0, 4.0, 8.0],
+        "analytic_us": [1.0, 2.0, 3.0, 1.0, 1.0, 2.0, 1.0],
+    })
+    sub = options_only_groups(t)
+    assert list(sub.iloc[:3]) == ["g1|a"] * 3 and sub.iloc[3:5].isna().all()  # b and c alone: nothing to rank
+    assert list(sub.iloc[5:]) == ["g2|a"] * 2
+    scores = pd.DataFrame({"learned": t["latency_us"], "lambdarank": -t["latency_us"]})
+    s = options_only_summary(t, scores)
+    assert s.loc["learned", "groups"] == 2
+    # a perfect score: regret 1, tau 1; its reverse: tau -1
+    assert s.loc["learned", "regret1_geomean"] == 1.0 and s.loc["learned", "tau_mean"] == 1.0
+    assert s.loc["lambdarank", "tau_mean"] == -1.0
+    # analytic orders g1|a as 1, 2, 3 against measured 3, 1, 2 and g2|a the wrong way round
+    assert s.loc["analytic", "regret1_geomean"] == pytest.approx((3.0 * 2.0) ** 0.5)
