@@ -492,10 +492,10 @@ def layernorm_bwd_kernel(
     w = tl.load(w_ptr + cols, mask=col_ok, other=0.0).to(tl.float32)
     dw = tl.zeros([BLOCK_N], tl.float32)
     db = tl.zeros([BLOCK_N], tl.float32)
-    row_start = pid * rows_per_program
-    row_end = tl.minimum(row_start + rows_per_program, M)
-    for row in range(row_start, row_end):
-        off = row.to(tl.int64) * stride + cols
+    row_start = pid.to(tl.int64) * rows_per_program
+    for i in range(0, tl.minimum(rows_per_program, M - row_start)):
+        row = row_start + i
+        off = row * stride + cols
         x = tl.load(x_ptr + off, mask=col_ok, other=0.0).to(tl.float32)
         dy = tl.load(dy_ptr + off, mask=col_ok, other=0.0).to(tl.float32)
         mean = tl.load(mean_ptr + row)
