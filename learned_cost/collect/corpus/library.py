@@ -121,14 +121,16 @@ BLOCKPTR_MATMUL = Family(
 
 @triton.jit
 def persistent_matmul_kernel(
-    a_ptr, b_ptr, c_ptr, M, N, K, stride_am, stride_bk, stride_cm,
+    x_ptr, w_ptr, out_ptr, M, N, K, stride_xm, stride_wn, stride_om,
     BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr, GROUP_M: tl.constexpr,
     NUM_PROGRAMS: tl.constexpr,
 ):
-    # A fixed number of programs (a multiple of the SM count) walks the
-    # output tiles in grouped order. Row and column indices wrap modulo M
-    # and N instead of being masked, so A and B loads are masked on K only;
-    # the wrapped rows are computed and dropped by the store mask.
+    # out = x @ w.T, w stored (N, K). A fixed number of programs (a multiple
+    # of the SM count) walks the output tiles in grouped order. Row indices
+    # of x and of w wrap modulo M and N instead of being masked, so loads
+    # are masked on K only; wrapped rows are computed and dropped by the
+    # store mask. Both operands are K-contiguous, so the contiguity hints on
+    # the row indices never widen a load across rows.
     start = tl.program_id(0)
     num_m = tl.cdiv(M, BLOCK_M)
     num_n = tl.cdiv(N, BLOCK_N)
@@ -148,12 +150,12 @@ def persistent_matmul_kernel(
         acc = tl.zeros([BLOCK_M, BLOCK_N], tl.float32)
         for kt in range(k_tiles):
             ks = kt * BLOCK_K + rk
-            a = tl.load(a_ptr + rm[:, None] * stride_am + ks[None, :], mask=ks[None, :] < K, other=0.0)
-            b = tl.load(b_ptr + ks[:, None] * stride_bk + rn[None, :], mask=ks[:, None] < K, other=0.0)
+            a = tl.load(x_ptr + rm[:, None] * stride_xm + ks[None, :], mask=ks[None, :] < K, other=0.0)
+            b = tl.load(w_ptr + rn[None, :] * stride_wn + ks[:, None], mask=ks[:, None] < K, other=0.0)
             acc = tl.dot(a, b, acc)
         cm = pid_m * BLOCK_M + tl.arange(0, BLOCK_M)
         cn = pid_n * BLOCK_N + tl.arange(0, BLOCK_N)
-        tl.store(c_ptr + cm[:, None] * stride_cm + cn[None, :], acc.to(c_ptr.dtype.element_ty),
+        tl.store(out_ptr + cm[:, None] * stride_om + cn[None, :], acc.to(out_ptr.dtype.element_ty),
                  mask=(cm[:, None] < M) & (cn[None, :] < N))
 
 
@@ -166,24 +168,15 @@ def _persistent_mm_configs(shape, dtype):
 
 
 def _persistent_mm_launch(t, s, c, d):
-    a, b, o = t["a"], t["b"], t["out"]
+    x, w, o = t["x"], t["w"], t["out"]
     tiles = cdiv(s["M"], c["BLOCK_M"]) * cdiv(s["N"], c["BLOCK_N"])
     # fewer tiles than programs: each program takes at most one tile, so the
     # stride (the constexpr) may exceed the grid
     return Launch(
-        (a, b, o, s["M"], s["N"], s["K"], a.stride(0), b.stride(0), o.stride(0)),
+        (x, w, o, s["M"], s["N"], s["K"], x.stride(0), w.stride(0), o.stride(0)),
         {k: c[k] for k in ("BLOCK_M", "BLOCK_N", "BLOCK_K", "GROUP_M")} | {"NUM_PROGRAMS": c["programs"]},
         (min(c["programs"], tiles), 1, 1),
     )
-
-
-def _mm_inputs(shape, dtype, device):
-    m, n, k = shape["M"], shape["N"], shape["K"]
-    return {
-        "a": randn((m, k), dtype, device, scale=1.0 / math.sqrt(k)),
-        "b": randn((k, n), dtype, device),
-        "out": empty((m, n), dtype, device),
-    }
 
 
 PERSISTENT_MATMUL = Family(
@@ -198,9 +191,9 @@ PERSISTENT_MATMUL = Family(
                         (1536, 12288, 1536), (777, 9000, 2048))
     ),
     configs=_persistent_mm_configs,
-    make_inputs=_mm_inputs,
+    make_inputs=_linear_inputs,
     launch=_persistent_mm_launch,
-    reference=lambda t, s, d: t["a"].double() @ t["b"].double(),
+    reference=lambda t, s, d: t["x"].double() @ t["w"].double().T,
     tolerance={"fp16": 5e-3, "bf16": 2e-2},
 )
 
