@@ -269,7 +269,7 @@ def _paged_inputs(shape, dtype, device):
 
 
 def _paged_ref(t, s, d):
-    b, h, hkv, dim, page = s["B"], s["H"], s["HKV"], s["D"], s["PAGE"]
+    b, h, hkv, dim = s["B"], s["H"], s["HKV"], s["D"]
     table = t["table"].long()
     # (B, pages, HKV, PAGE, D) -> (B, HKV, tokens, D)
     k = t["k"][table].permute(0, 2, 1, 3, 4).reshape(b, hkv, -1, dim).double()
