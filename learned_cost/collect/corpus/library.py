@@ -511,7 +511,7 @@ LN_ROWS = (1, 4, 16, 64, 256)
 def _ln_bwd_configs(shape, dtype):
     block = next_pow2(shape["N"])
     out = []
-    for c in product({"ROWS": LN_ROWS, "num_warps": (1, 2, 4, 8, 16), "num_stages": (1, 2, 3)}):
+    for c in product({"ROWS": LN_ROWS, "num_warps": (1, 2, 4, 8, 16), "num_stages": (1, 2, 3, 4, 5)}):
         per_thread = block / (32 * c["num_warps"])
         # a whole row per tile: x, dy, w, dw, db live in registers
         if per_thread > 64 or per_thread < 1 or c["ROWS"] > shape["M"]:
@@ -724,7 +724,7 @@ def _ce_grad_configs(shape, dtype):
     top = next_pow2(shape["V"])
     out = []
     for c in product({"BLOCK_V": (256, 512, 1024, 2048, 4096, 8192, 16384), "num_warps": (1, 2, 4, 8, 16),
-                      "num_stages": (1, 2, 3, 4)}):
+                      "num_stages": (1, 2, 3, 4, 5)}):
         per_thread = c["BLOCK_V"] / (32 * c["num_warps"])
         if c["BLOCK_V"] <= max(256, top) and 1 <= per_thread <= 128:
             out.append(c)
