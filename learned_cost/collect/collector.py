@@ -276,6 +276,25 @@ class StoreWriter:
         bar.update(1)
         self.flush()
 
+    def _record_timed(self, row: dict, b, bar) -> None:
+        """Record a checked, timed launch (``b``: a BenchResult in ms)."""
+        row.update(correct=True, latency_us=b.median_ms * 1e3, latency_p20_us=b.p20_ms * 1e3,
+                   latency_p80_us=b.p80_ms * 1e3, reps=b.reps)
+        self._record(row, bar)
+
+    def _record_failure(self, row: dict, exc: BaseException, bar, who: str) -> bool:
+        """Record a launch that raised; True when the error leaves the
+        device context unusable (the run must stop)."""
+        msg = _short(exc)
+        row.update(status=classify_error(exc), error=msg)
+        self._record(row, bar)
+        if any(m in msg.lower() for m in _FATAL_MARKERS):
+            print(f"[{who}] fatal device error, stopping: {msg}", file=sys.stderr, flush=True)
+            traceback.print_exc()
+            self.summary.stopped = "fatal"
+            return True
+        return False
+
 
 class Collector(StoreWriter):
     def __init__(self, opts: CollectOptions) -> None:
@@ -446,24 +465,11 @@ class Collector(StoreWriter):
                     continue
                 b = self.device.bench(fn)
             except Exception as exc:  # noqa: BLE001  (recorded with its reason)
-                msg = _short(exc)
-                row.update(status=classify_error(exc), error=msg)
-                self._record(row, bar)
-                if any(m in msg.lower() for m in _FATAL_MARKERS):
-                    print(f"[collect] fatal device error, stopping: {msg}", file=sys.stderr, flush=True)
-                    traceback.print_exc()
-                    self.summary.stopped = "fatal"
+                if self._record_failure(row, exc, bar, "collect"):
                     stop = True
                     break
                 continue
-            row.update(
-                correct=True,
-                latency_us=b.median_ms * 1e3,
-                latency_p20_us=b.p20_ms * 1e3,
-                latency_p80_us=b.p80_ms * 1e3,
-                reps=b.reps,
-            )
-            self._record(row, bar)
+            self._record_timed(row, b, bar)
         del inputs, ref
         return stop
 

@@ -25,7 +25,6 @@ import os
 import re
 import sys
 import time
-import traceback
 from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -505,19 +504,11 @@ class Replayer(StoreWriter):
                         return False
                     continue
                 b = self.device.bench(fn)
-            except Exception as exc:  # noqa: BLE001
-                msg = _short(exc)
-                row.update(status=classify_error(exc), error=msg)
-                self._record(row, bar)
-                if any(m in msg.lower() for m in _FATAL_MARKERS):
-                    print(f"[replay] fatal device error, stopping: {msg}", file=sys.stderr, flush=True)
-                    traceback.print_exc()
-                    self.summary.stopped = "fatal"
+            except Exception as exc:  # noqa: BLE001  (recorded with its reason)
+                if self._record_failure(row, exc, bar, "replay"):
                     return True
                 continue
-            row.update(correct=True, latency_us=b.median_ms * 1e3, latency_p20_us=b.p20_ms * 1e3,
-                       latency_p80_us=b.p80_ms * 1e3, reps=b.reps)
-            self._record(row, bar)
+            self._record_timed(row, b, bar)
         del work, pristine
         return False
 
