@@ -57,6 +57,22 @@ def default_predictor(items: list) -> Mapping[Any, float]:
     return costmodel_bench(items)
 
 
+def interval_predictor(items: list) -> Mapping[Any, Any]:
+    """``learned_cost.api.predict_items`` as ``{config: Prediction}``: the
+    adaptive search's default, because a Prediction may carry the model's
+    interval (``latency_low_us`` / ``latency_high_us``). Items the model
+    could not predict warn (their ``error``) and map to an ``inf`` latency."""
+    from learned_cost.api import predict_items
+
+    out = {}
+    for p in predict_items(items):
+        if p.error:
+            warnings.warn(p.error, RuntimeWarning, stacklevel=2)
+        if p.config is not None:
+            out[p.config] = p
+    return out
+
+
 def default_hardware() -> str | None:
     """The hardware profile of the visible device (``NVIDIA H200`` ->
     ``h200``), or None -- the cost model's own default -- on CPU, under the
@@ -113,15 +129,31 @@ def launch_item(config: Any, launch: LaunchIR, hardware: str | None) -> dict:
     return item
 
 
+def latency_of(value: Any) -> float:
+    """A predictor's answer for one config as µs: a number, or an object's
+    ``latency_us`` (a ``Prediction``); ``inf`` when not a finite number >= 0."""
+    try:
+        v = float(getattr(value, "latency_us", value))
+    except (TypeError, ValueError):
+        return math.inf
+    return v if math.isfinite(v) and v >= 0 else math.inf
+
+
 def predict_launches(
     launches: Sequence[LaunchIR | None],
     predictor: Predictor | None = None,
     hardware: str | None = None,
+    raw: list | None = None,
 ) -> list[float]:
     """Predicted latency (us) per launch, ``inf`` where a launch is None or
     the predictor gives nothing finite. The predictor is called once; if it
-    raises, every prediction is ``inf`` and one RuntimeWarning says why."""
+    raises, every prediction is ``inf`` and one RuntimeWarning says why.
+    The predictor's values may be numbers or objects with ``latency_us``;
+    ``raw``, when given, is filled with those values per launch (``inf``
+    where there is none), so intervals they carry reach the caller."""
     predictor = predictor or default_predictor
+    if raw is not None:
+        raw[:] = [math.inf] * len(launches)
     items = [launch_item(i, la, hardware) for i, la in enumerate(launches) if la is not None]
     out = [math.inf] * len(launches)
     if not items:
@@ -143,11 +175,9 @@ def predict_launches(
         return out
     for cfg, lat in result.items():
         if isinstance(cfg, int) and 0 <= cfg < len(out):
-            try:
-                v = float(lat)
-            except (TypeError, ValueError):
-                continue
-            out[cfg] = v if math.isfinite(v) and v >= 0 else math.inf
+            out[cfg] = latency_of(lat)
+            if raw is not None and math.isfinite(out[cfg]):
+                raw[cfg] = lat
     missing = sum(1 for la, v in zip(launches, out) if la is not None and not math.isfinite(v))
     if missing:
         first = next((str(w.message) for w in caught), "no finite prediction")
