@@ -56,6 +56,7 @@ import pandas as pd
 from learned_cost.autotune.adaptive import (
     DEFAULT_BATCH_SIZE,
     DEFAULT_MIN_CONFIGS,
+    DEFAULT_PRIOR_WEIGHT,
     DEFAULT_TOLERANCE,
     AdaptiveSearch,
     Band,
@@ -76,6 +77,9 @@ class Problem:
     pred: list[float]
     meas: list[float]
     desc: list[dict]
+    # mean log-residual of the same family's other groups (other shapes or
+    # dtypes): what a feedback store would hold after tuning them
+    family_prior: float = 0.0
 
     @property
     def best(self) -> float:
@@ -95,7 +99,22 @@ def load_problems(pred_path: Path, data_dir: Path, column: str) -> list[Problem]
         g = g.sort_values("key")  # a fixed caller order, independent of the file's
         out.append(Problem(fam, grp, g[column].astype(float).tolist(), g["latency_us"].astype(float).tolist(),
                            [json.loads(c) for c in g["config"]]))
+    set_family_priors(out)
     return out
+
+
+def set_family_priors(problems: Sequence[Problem]) -> None:
+    """Each problem's ``family_prior``: the mean over the same family's other
+    groups of their mean log-residual (every config of them, whereas a
+    feedback store holds the benchmarked ones only); 0 when the family has
+    no other group."""
+    means: dict[str, list[tuple[str, float]]] = {}
+    for pr in problems:
+        r = float(np.mean(np.log(np.asarray(pr.meas) / np.asarray(pr.pred))))
+        means.setdefault(pr.family, []).append((pr.group, r))
+    for pr in problems:
+        others = [r for g, r in means[pr.family] if g != pr.group]
+        pr.family_prior = float(np.mean(others)) if others else 0.0
 
 
 def load_cases(path: Path) -> list[Problem]:
@@ -173,6 +192,8 @@ def strategies(band: Band) -> list[tuple[str, str, Callable[[Problem], Outcome]]
     rows.append(("adaptive, offset only (no local residuals)", "table", lambda pr: run_adaptive(pr, band, length=0.0)))
     rows.append(("adaptive, fixed band (no spread scaling)", "table",
                  lambda pr: run_adaptive(pr, band, spread_prior=None)))
+    rows.append(("adaptive + prior from the family's other groups", "table",
+                 lambda pr: run_adaptive(pr, band, prior_offset=pr.family_prior, prior_weight=DEFAULT_PRIOR_WEIGHT)))
     for k in (0.05, 0.15, 0.35, 0.5, 0.75):
         rows.append((f"top-k {k:.0%}", "sweep-topk", lambda pr, k=k: run_topk(pr, k)))
     for q in (0.2, 0.1, 0.02, 0.005, 0.001):

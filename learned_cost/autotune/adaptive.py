@@ -45,6 +45,9 @@ DEFAULT_BATCH_SIZE = 2
 # Weight of the prior offset, in measured units: a prior fitted on earlier
 # runs of the kernel counts like this many measurements of this run.
 DEFAULT_PRIOR_WEIGHT = 2.0
+# A prior offset farther than this many band-implied spreads from this run's
+# mean residual is dropped (see AdaptiveSearch._refit).
+PRIOR_CONFLICT = 2.0
 # Residual carried to neighbours: kernel exp(-d / LENGTH) over the L1
 # distance d of rank coordinates (each parameter scaled to [0, 1]), shrunk
 # by SHRINK pseudo-measurements at zero deviation so a single neighbour
@@ -267,6 +270,7 @@ class AdaptiveSearch:
         self.fallback_used = False
         self.batches = 0
         self.corrections: list[float] = [self._prior_only()] * len(self.units)
+        self.prior_used = self.prior_weight > 0
 
     # ------------------------------------------------------------ queries
     def _prior_only(self) -> float:
@@ -379,12 +383,21 @@ class AdaptiveSearch:
                 and math.isfinite(unit.pred) and unit.pred > 0]
         residuals = [math.log(self.units[u].measured / self.units[u].pred) for u in done]
         coords_known = bool(self.units) and bool(self.units[0].coord)
+        prior_weight = self.prior_weight
+        if residuals and prior_weight > 0 and self.band.log_low < 0:
+            # A prior this run's measurements contradict (mean residual more
+            # than PRIOR_CONFLICT band-implied spreads away) came from another
+            # regime (other shapes, an older model): drop it, do not average.
+            sigma0 = -self.band.log_low / _Z80
+            if abs(sum(residuals) / len(residuals) - self.prior_offset) > PRIOR_CONFLICT * sigma0:
+                prior_weight = 0.0
+        self.prior_used = prior_weight > 0
         self.corrections = fit_correction(
             residuals,
             [self.units[u].coord for u in done] if coords_known else None,
             [unit.coord for unit in self.units] if coords_known else None,
             len(self.units),
-            prior_offset=self.prior_offset, prior_weight=self.prior_weight,
+            prior_offset=self.prior_offset, prior_weight=prior_weight,
             length=self.length, shrink=self.shrink,
         )
         self.band_scale = spread_scale(residuals, self.band, self.spread_prior)

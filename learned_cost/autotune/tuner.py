@@ -302,7 +302,7 @@ class PruningAutotuner(Autotuner):
                 if results[i][1] == "ok":
                     break
         report.bench_s = time.perf_counter() - t0
-        self._finish(key, candidates, launches, results, report)
+        self._finish(key, kwargs, candidates, launches, results, report)
 
     def _benchmark_adaptive(self, key, args, kwargs, candidates, launches, report: TuningReport) -> None:
         """Benchmark in small batches in corrected predicted order until the
@@ -332,7 +332,7 @@ class PruningAutotuner(Autotuner):
         report.batches = search.batches
         rest = [i for i in report.plan.kept + report.plan.fallback if i not in results]
         report.plan = PrunePlan(tuple(results), tuple(rest), report.plan.fail_open)
-        self._finish(key, candidates, launches, results, report)
+        self._finish(key, kwargs, candidates, launches, results, report)
 
     def _feedback_prior(self) -> tuple[float, int]:
         """(mean log-residual ln(measured / predicted), rows used) over this
@@ -359,7 +359,7 @@ class PruningAutotuner(Autotuner):
         device = "interpreter" if _is_interpreting() else (visible_device_name() or "unknown")
         return device if device in ("interpreter", "unknown") else hardware_slug(device)
 
-    def _finish(self, key, candidates, launches, results, report: TuningReport) -> None:
+    def _finish(self, key, kwargs, candidates, launches, results, report: TuningReport) -> None:
         """Pick the best measured config, cache it like stock Triton, record
         feedback; RuntimeError when nothing ran."""
         self.bench_time = report.bench_s

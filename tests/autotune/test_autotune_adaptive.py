@@ -194,6 +194,19 @@ def test_prior_moves_predictions_before_any_measurement():
     assert AdaptiveSearch([10.0, 20.0]).corrected_us(0)[0] == pytest.approx(10.0)
 
 
+def test_prior_contradicted_by_measurements_is_dropped():
+    band = Band(-0.2564, 0.2564)  # implied sigma 0.2: conflict beyond 0.4
+    near = AdaptiveSearch([10.0, 20.0, 40.0], band=band, prior_offset=0.3, prior_weight=2.0, min_configs=1,
+                          batch_size=1, length=0.0)
+    far = AdaptiveSearch([10.0, 20.0, 40.0], band=band, prior_offset=2.0, prior_weight=2.0, min_configs=1,
+                         batch_size=1, length=0.0)
+    for s in (near, far):
+        s.observe(s.next_batch()[0], 10.0)  # residual 0
+    # near: (0 + 2 * 0.3) / 3 = 0.2 ; far: prior ignored, offset 0
+    assert near.prior_used and near.corrections[1] == pytest.approx(0.2)
+    assert not far.prior_used and far.corrections[1] == pytest.approx(0.0)
+
+
 def test_measurements_reorder_the_remaining_configs():
     # near-equal predictions; of the first two (the block range's ends) the
     # small block measures slow, the large one as predicted: the next batch
