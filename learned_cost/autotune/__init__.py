@@ -10,7 +10,11 @@ like ``triton.autotune`` (see ``tuner.autotune``)::
 ``make_perf_model()`` gives a ``perf_model`` for stock
 ``triton.autotune(prune_configs_by={"perf_model": ..., "top_k": ...})``.
 
-Modules: ``prune`` (which configs to benchmark; pure), ``kernel_ir`` (TTIR,
+``autotune(..., prune="adaptive")`` benchmarks in predicted order and stops
+when the model is sure (``adaptive``).
+
+Modules: ``prune`` (which configs to benchmark; pure), ``adaptive`` (the
+adaptive search's decision rule; pure), ``kernel_ir`` (TTIR,
 bindings and grid of a candidate launch), ``perf_model`` (asking the cost
 model), ``tuner`` (the Autotuner subclass and the decorator), ``feedback``
 (measured timings -> profile rows in the user cache), ``cli``
@@ -22,9 +26,12 @@ Names that need triton are loaded on first use, so importing this package
 
 from __future__ import annotations
 
+from .adaptive import AdaptiveSearch, Band, prediction_interval, should_stop
 from .prune import PrunePlan, plan_pruning, resolve_top_k
 
 __all__ = [
+    "AdaptiveSearch",
+    "Band",
     "PerfModel",
     "PrunePlan",
     "PruningAutotuner",
@@ -32,7 +39,9 @@ __all__ = [
     "autotune",
     "make_perf_model",
     "plan_pruning",
+    "prediction_interval",
     "resolve_top_k",
+    "should_stop",
 ]
 
 _LAZY = {

@@ -13,7 +13,9 @@ the dtypes of tensor arguments) the tuner
    fail-open when nothing could be predicted);
 4. benchmarks the kept configs with Triton's own ``_bench``; if every one
    fails to compile or run, benchmarks the fallback configs in prediction
-   order until one works;
+   order until one works; with ``prune="adaptive"``, steps 3-4 are instead
+   ``adaptive.AdaptiveSearch``: batches in corrected predicted order until
+   the model is sure (``top_k``, when given, caps it);
 5. records the measured timings as feedback rows (``feedback.py``);
 6. hands the launch to stock ``Autotuner.run``, which finds the tuned config
    in its cache.

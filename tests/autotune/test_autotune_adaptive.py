@@ -243,3 +243,40 @@ def test_settings_validated(kw):
     args = dict(tolerance=0.01, min_configs=2, max_configs=None, batch_size=2) | kw
     with pytest.raises(ValueError):
         check_adaptive_settings(**args)
+
+
+# ------------------------------------------------------------- glue
+def test_predict_launches_keeps_prediction_objects():
+    from types import SimpleNamespace
+
+    from learned_cost.autotune.perf_model import latency_of, predict_launches
+
+    la = SimpleNamespace(ttir="t", arg_bindings={}, grid=(1,), options={})
+    objs = {0: Pred(10.0, 8.0, 13.0), 1: 7.0, 2: Pred(math.nan)}
+    raw: list = []
+    with pytest.warns(RuntimeWarning, match="1 of 3 configs not predicted"):
+        preds = predict_launches([la, la, la, None], lambda items: objs, None, raw=raw)
+    assert preds == [10.0, 7.0, math.inf, math.inf]
+    assert raw[0] is objs[0] and raw[1] == 7.0 and raw[2] == math.inf and raw[3] == math.inf
+    assert prediction_interval(raw[0]) == (10.0, 8.0, 13.0)
+    assert latency_of(Pred(-1.0)) == math.inf and latency_of("x") == math.inf
+
+
+def test_feedback_rows_become_launches(tmp_path):
+    from learned_cost.autotune import feedback
+
+    ttir = "module {\n  tt.func public @k(%arg0: i32) {\n    tt.return\n  }\n}\n"
+    meas = [feedback.Measurement(config={"B": b}, timings_ms=[0.001 * b] * 3, ttir=ttir, arg_bindings={"arg0": 5},
+                                 grid=(b, 2), options={"num_warps": 4}) for b in (1, 2)]
+    meas.append(feedback.Measurement(config={"B": 3}, timings_ms=[math.inf] * 3, ttir=ttir, status="compile_error"))
+    for fam in ("m.k", "m.other"):
+        rows = feedback.feedback_rows(meas, hardware="h200", device_name="d", family=fam, kernel="k",
+                                      shape={"n": 5}, dtype="fp32")
+        feedback.write_feedback(tmp_path, meas, rows)
+    rows = feedback.kernel_rows(tmp_path, "m.k")
+    assert sorted(r["latency_us"] for r in rows) == pytest.approx([1.0, 2.0])  # ok rows of this kernel only
+    launches = list(feedback.rows_as_launches(rows))
+    assert all(la.arg_bindings == {"arg0": 5} and la.options == {"num_warps": 4} for la in launches)
+    assert sorted(la.grid[0] for la in launches) == [1, 2] and all("tt.func" in la.ttir for la in launches)
+    assert feedback.kernel_rows(tmp_path, "m.none") == [] and feedback.kernel_rows(tmp_path / "empty", "m.k") == []
+    assert feedback.parse_bindings("arg2=7,arg10=3") == {"arg2": 7, "arg10": 3}
