@@ -8,7 +8,9 @@ like ``triton.autotune`` (see ``tuner.autotune``)::
     def kernel(...): ...
 
 ``make_perf_model()`` gives a ``perf_model`` for stock
-``triton.autotune(prune_configs_by={"perf_model": ..., "top_k": ...})``.
+``triton.autotune(prune_configs_by={"perf_model": ..., "top_k": ...})``;
+``make_config_pruner()`` an ``early_config_prune`` with this package's
+top-k rules (stock Triton and triton-ascend; untested on Ascend hardware).
 
 ``autotune(..., prune="adaptive")`` benchmarks in predicted order and stops
 when the model is sure (``adaptive``).
@@ -32,11 +34,13 @@ from .prune import PrunePlan, plan_pruning, resolve_top_k
 __all__ = [
     "AdaptiveSearch",
     "Band",
+    "ConfigPruner",
     "PerfModel",
     "PrunePlan",
     "PruningAutotuner",
     "TuningReport",
     "autotune",
+    "make_config_pruner",
     "make_perf_model",
     "plan_pruning",
     "prediction_interval",
@@ -49,6 +53,8 @@ _LAZY = {
     "PruningAutotuner": "tuner",
     "TuningReport": "tuner",
     "make_perf_model": "perf_model",
+    "make_config_pruner": "perf_model",
+    "ConfigPruner": "perf_model",
     "PerfModel": "perf_model",
 }
 

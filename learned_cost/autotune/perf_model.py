@@ -269,3 +269,75 @@ def make_perf_model(kernel: Any = None, *, predictor: Predictor | None = None,
     has no fail-open or fallback (configs without a prediction, ``inf``, sort
     last); ``learned_cost.autotune.autotune`` does all of these."""
     return PerfModel(kernel, predictor=predictor, hardware=hardware, target=target)
+
+
+class ConfigPruner:
+    """An ``early_config_prune`` for ``triton.autotune(prune_configs_by=...)``
+    (stock Triton, and triton-ascend, whose autotuner calls it the same way:
+    ``f(configs, named_args, **launch_kwargs) -> configs``).
+
+    Unlike the ``perf_model`` route it applies this package's top-k rules
+    (``prune.plan_pruning``): a float ``top_k`` rounds up and keeps at least
+    one config, equivalent configs stay together, near-ties are spread,
+    and when nothing can be predicted every config is kept (fail-open). It
+    prunes once, before benchmarking, so it cannot fall back to further
+    configs when every kept one fails, nor search adaptively: both need the
+    measurements, which only ``learned_cost.autotune.autotune`` sees.
+    The kernel is found as for :class:`PerfModel` (``bind`` or the calling
+    Autotuner).
+    """
+
+    def __init__(self, kernel: Any = None, *, top_k: float = 0.25, predictor: Predictor | None = None,
+                 hardware: str | None = None, target: tuple | None = None, tie_rtol: float = 0.005):
+        from .prune import check_tie_rtol, resolve_top_k
+
+        resolve_top_k(top_k, 1)
+        self.top_k = top_k
+        self.tie_rtol = check_tie_rtol(tie_rtol)
+        self._pm = PerfModel(kernel, predictor=predictor, hardware=hardware, target=target)
+        self.last_plan = None
+
+    def bind(self, kernel: Any) -> ConfigPruner:
+        """Use ``kernel`` (Autotuner, JITFunction, ...) to build TTIR."""
+        self._pm.bind(kernel)
+        return self
+
+    def __call__(self, configs: Sequence[Any], named_args: Mapping[str, Any], **kwargs: Any) -> list:
+        from .prune import plan_pruning
+
+        pm = self._pm
+        if pm._describer is None:
+            pm._find_kernel()
+        d = pm._describer
+        assert d is not None
+        grid = kwargs.get("grid")
+        launch_kwargs = {k: v for k, v in kwargs.items() if k not in ("grid", "warmup")}
+        launches: list[LaunchIR | None] = []
+        for cfg in configs:
+            try:
+                launches.append(d.describe([], {**named_args, **launch_kwargs}, cfg.all_kwargs(),
+                                           grid if grid is not None else (1,)))
+            except Exception:  # noqa: BLE001 - no TTIR: unpredicted, ranks last
+                launches.append(None)
+        preds = predict_launches(launches, pm.predictor, pm.hardware or default_hardware())
+        groups = [la.equivalence_key() if la is not None else ("no-ttir", i) for i, la in enumerate(launches)]
+        descriptors = [{k: v for k, v in c.all_kwargs().items() if v is not None} for c in configs]
+        self.last_plan = plan_pruning(preds, groups, self.top_k, descriptors, self.tie_rtol)
+        return [configs[i] for i in self.last_plan.kept]
+
+
+def make_config_pruner(kernel: Any = None, *, top_k: float = 0.25, predictor: Predictor | None = None,
+                       hardware: str | None = None, target: tuple | None = None,
+                       tie_rtol: float = 0.005) -> ConfigPruner:
+    """An ``early_config_prune`` keeping the predicted best ``top_k`` configs
+    (see :class:`ConfigPruner`). Untested on Ascend hardware.
+
+    Example::
+
+        @triton.autotune(configs, key=["n"],
+                         prune_configs_by={"early_config_prune": make_config_pruner(top_k=0.25)})
+        @triton.jit
+        def kernel(...): ...
+    """
+    return ConfigPruner(kernel, top_k=top_k, predictor=predictor, hardware=hardware, target=target,
+                        tie_rtol=tie_rtol)

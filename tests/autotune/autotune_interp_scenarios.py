@@ -340,6 +340,43 @@ def scenario_adaptive_default_predictor():
             "n_predicted": sum(1 for p in r.predictions if p != float("inf"))}
 
 
+class StandInAutotuner:
+    """The part of an autotuner a prune hook sees (stock Triton's and
+    triton-ascend 3.2's ``prune_configs`` alike): ``early_config_prune(
+    configs, named_args, **launch_kwargs)`` once per key, then benchmark
+    what it returned. No NPU here: this stands in for triton-ascend's."""
+
+    def __init__(self, configs, prune_hook):
+        self.configs = configs
+        self.prune_hook = prune_hook
+
+    def tune(self, named_args, grid):
+        return self.prune_hook(self.configs, named_args, grid=grid, warmup=False)
+
+
+def scenario_config_pruner():
+    from learned_cost.autotune import make_config_pruner
+
+    out = {}
+    # 1. stock triton.autotune as the host, kernel found on the call stack
+    rec = Recorder()
+    k = triton.autotune(configs(), key=["n"], do_bench=cpu_bench,
+                        prune_configs_by={"early_config_prune": make_config_pruner(top_k=0.25, predictor=rec)})(add_kernel)
+    ok = run(k)
+    out["stock"] = {"correct": ok, "benchmarked": [cfg_dict(c) for c in k.configs_timings], "n_items": len(rec.calls[0])}
+    # 2. a stand-in autotuner, kernel bound explicitly
+    n = 1000
+    x = torch.randn(n)
+    named = {"x_ptr": x, "y_ptr": x, "out_ptr": torch.empty(n), "n": n}
+    for name, pred in (("standin", Recorder()), ("standin_fail_open", Recorder(result={}))):
+        pruner = make_config_pruner(add_kernel, top_k=0.25, predictor=pred)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            kept = StandInAutotuner(configs(unused=(0, 1)), pruner).tune(named, grid_for(n))
+        out[name] = {"kept": [cfg_dict(c) for c in kept], "fail_open": pruner.last_plan.fail_open}
+    return out
+
+
 def main(names):
     out = {}
     for name in names:

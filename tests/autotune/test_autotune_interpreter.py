@@ -21,7 +21,7 @@ SCRIPT = Path(__file__).with_name("autotune_interp_scenarios.py")
 SCENARIOS = [
     "basic", "groups", "fail_open", "fallback", "all_fail", "early_prune",
     "feedback_switch", "stock_perf_model", "callable_package", "default_predictor",
-    "adaptive", "adaptive_fallback", "adaptive_prior", "adaptive_default_predictor",
+    "adaptive", "adaptive_fallback", "adaptive_prior", "adaptive_default_predictor", "config_pruner",
 ]
 
 
@@ -217,3 +217,20 @@ def test_adaptive_with_the_real_cost_model(results):
     r = results["adaptive_default_predictor"]
     assert r["correct"] and r["n_benchmarked"] >= 2
     assert r["stop_reason"] in ("confident", "exhausted", "fail-open")
+
+
+# ------------------------------------------------- early_config_prune hook
+def test_config_pruner_in_stock_autotune(results):
+    r = results["config_pruner"]["stock"]
+    assert r["correct"] and r["n_items"] == 6
+    # ceil(0.25 * 6) = 2, where stock perf_model/top_k would keep int(1.5) = 1
+    assert r["benchmarked"] == [_cfg(256, 2), _cfg(256, 4)]
+
+
+def test_config_pruner_in_a_stand_in_autotuner(results):
+    r = results["config_pruner"]["standin"]
+    # 12 configs, UNUSED=0/1 pairs are one launch: ceil(0.25 * 12) = 3 -> two whole pairs
+    assert r["kept"] == [_cfg(256, 2, 0), _cfg(256, 2, 1), _cfg(256, 4, 0), _cfg(256, 4, 1)]
+    assert not r["fail_open"]
+    r = results["config_pruner"]["standin_fail_open"]
+    assert r["fail_open"] and len(r["kept"]) == 12
