@@ -22,8 +22,9 @@ The fallback band (prediction interval when the model gives none) is
 calibrated on out-of-family residuals, never on the groups it is scored on:
 families are split in two halves (alphabetical order, alternating); the band
 calibrated on one half is used to score the other, and both scored halves
-are reported (half B, the families the defaults were not chosen on, first). ``--calibrate`` prints the band of all families
-(the one the package ships).
+are reported: half B first, the one the adaptive defaults (stop quantile,
+spread prior) were not chosen on. ``--calibrate`` prints the band of all
+families (the one the package ships). The recorded cases use that band.
 
 With ``--cases``, the recorded full-autotune cases of a device run
 (``reports/autotune/<run>/cases.jsonl``: every config's time from the full
@@ -31,7 +32,8 @@ run and the run's own prediction) are replayed the same way.
 
 Usage (repository root)::
 
-    PYTHONPATH=. python3 scripts/eval_adaptive.py --out reports/autotune/adaptive_offline
+    PYTHONPATH=. python3 scripts/eval_adaptive.py --cases reports/autotune/h200_shipped/cases.jsonl \
+        --out reports/autotune/adaptive_offline
     PYTHONPATH=. python3 scripts/eval_adaptive.py --calibrate
 """
 

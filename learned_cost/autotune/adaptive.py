@@ -16,9 +16,13 @@ The loop, per tuning key:
    unit's deviation from that offset carried to units near it in config
    space. The correction moves each unit's interval with its prediction.
 4. Stop (:func:`should_stop`) when no unmeasured unit's optimistic latency
-   (lower end of its interval, corrected) beats the best measured latency
-   by more than ``tolerance``; or when ``max_configs`` configs were
-   benchmarked; never before ``min_configs``.
+   beats the best measured latency by more than ``tolerance``; or when
+   ``max_configs`` configs were benchmarked; never before ``min_configs``.
+   Optimistic latency: the lower end of the unit's 80 % interval, moved by
+   the correction, widened (as a log-normal) to the ``stop_quantile``
+   (default 5th percentile), and scaled by :func:`spread_scale` (wider when
+   this kernel's measured residuals scatter more than the interval
+   assumes).
 5. Fallback, as in fixed top-k: when nothing benchmarked so far ran (every
    config failed to compile or run), the next units in corrected order are
    benchmarked one at a time, past ``max_configs``, until one runs.
