@@ -195,6 +195,8 @@ def strategies(band: Band) -> list[tuple[str, str, Callable[[Problem], Outcome]]
     rows.append(("adaptive, offset only (no local residuals)", "table", lambda pr: run_adaptive(pr, band, length=0.0)))
     rows.append(("adaptive, fixed band (no spread scaling)", "table",
                  lambda pr: run_adaptive(pr, band, spread_prior=None)))
+    rows.append(("adaptive, at least 25 % (`min_configs=0.25`)", "table",
+                 lambda pr: run_adaptive(pr, band, min_configs=max(DEFAULT_MIN_CONFIGS, resolve_top_k(0.25, len(pr.pred))))))
     rows.append(("adaptive + prior from the family's other groups", "table",
                  lambda pr: run_adaptive(pr, band, prior_offset=pr.family_prior, prior_weight=DEFAULT_PRIOR_WEIGHT)))
     for k in (0.05, 0.15, 0.35, 0.5, 0.75):

@@ -121,6 +121,17 @@ def _dtype_name(dtype: Any) -> str:
             "float8_e4m3fn": "fp8e4nv", "float8_e5m2": "fp8e5"}.get(s, s)
 
 
+def resolve_min_configs(min_configs: float, n: int) -> int:
+    """The adaptive search's floor for ``n`` candidates: an int >= 1 as is,
+    or a float in (0, 1) as a share of ``n`` rounded up, at least
+    ``DEFAULT_MIN_CONFIGS``. ValueError/TypeError otherwise."""
+    if isinstance(min_configs, float) and 0 < min_configs < 1:
+        return max(DEFAULT_MIN_CONFIGS, resolve_top_k(min_configs, n)) if n else 0
+    if isinstance(min_configs, bool) or not isinstance(min_configs, int) or min_configs < 1:
+        raise ValueError(f"min_configs must be an int >= 1 or a float in (0, 1), got {min_configs!r}")
+    return min_configs
+
+
 def _median(timings: Any) -> float:
     """The median of a benchmark result (a list of quantiles or one number), ms."""
     return float(timings[0] if isinstance(timings, (list, tuple)) else timings)
@@ -135,7 +146,7 @@ class PruningAutotuner(Autotuner):
     configs (see module docstring). Built by :func:`autotune`."""
 
     def __init__(self, fn, arg_names, configs, key, *, top_k: float | None = None, prune: str = "topk",
-                 tolerance: float = DEFAULT_TOLERANCE, min_configs: int = DEFAULT_MIN_CONFIGS,
+                 tolerance: float = DEFAULT_TOLERANCE, min_configs: float = DEFAULT_MIN_CONFIGS,
                  batch_size: int = DEFAULT_BATCH_SIZE, prior_from_feedback: bool = True,
                  early_config_prune: Callable | None = None, predictor: Predictor | None = None,
                  hardware: str | None = None, target: tuple | None = None,
@@ -146,7 +157,8 @@ class PruningAutotuner(Autotuner):
             raise ValueError(f"prune must be one of {PRUNE_STRATEGIES}, got {prune!r}")
         if top_k is not None:
             resolve_top_k(top_k, 1)  # validate now, not at the first launch
-        check_adaptive_settings(tolerance, min_configs, None, batch_size)
+        resolve_min_configs(min_configs, 1)
+        check_adaptive_settings(tolerance, 1, None, batch_size)
         check_tie_rtol(tie_rtol)
         prune_by = {"early_config_prune": early_config_prune} if early_config_prune else None
         # cache_results only when asked: Triton before 3.3 lacks the argument
@@ -311,7 +323,8 @@ class PruningAutotuner(Autotuner):
         model is sure (``adaptive.AdaptiveSearch``), then finish like
         :meth:`_benchmark`."""
         n = len(candidates)
-        cap = None if self.top_k is None else max(resolve_top_k(self.top_k, n), self.min_configs)
+        min_configs = resolve_min_configs(self.min_configs, n)
+        cap = None if self.top_k is None else max(resolve_top_k(self.top_k, n), min_configs)
         prior_offset, prior_weight = 0.0, 0.0
         if self.prior_from_feedback and not report.plan.fail_open:
             prior_offset, report.prior_rows = self._feedback_prior()
@@ -319,7 +332,7 @@ class PruningAutotuner(Autotuner):
                 prior_weight = min(float(report.prior_rows), DEFAULT_PRIOR_WEIGHT)
                 report.prior_offset = prior_offset
         search = AdaptiveSearch(self._raw_predictions, self._groups, self._descriptors,
-                                tolerance=self.tolerance, min_configs=self.min_configs, max_configs=cap,
+                                tolerance=self.tolerance, min_configs=min_configs, max_configs=cap,
                                 batch_size=self.batch_size, prior_offset=prior_offset, prior_weight=prior_weight)
         results: dict[int, tuple[Any, str, str]] = {}
         t0 = time.perf_counter()
@@ -419,7 +432,7 @@ class PruningAutotuner(Autotuner):
 
 
 def autotune(configs: Sequence[Config], key: Sequence[str], top_k: float | None = None, *,
-             prune: str = "topk", tolerance: float = DEFAULT_TOLERANCE, min_configs: int = DEFAULT_MIN_CONFIGS,
+             prune: str = "topk", tolerance: float = DEFAULT_TOLERANCE, min_configs: float = DEFAULT_MIN_CONFIGS,
              batch_size: int = DEFAULT_BATCH_SIZE, prior_from_feedback: bool = True,
              early_config_prune: Callable | None = None, predictor: Predictor | None = None,
              hardware: str | None = None, target: tuple | None = None,
@@ -437,7 +450,8 @@ def autotune(configs: Sequence[Config], key: Sequence[str], top_k: float | None 
     configs at a time; after each batch correct the remaining predictions
     with the measured ones, and stop when no unmeasured config's optimistic
     latency beats the best measured by more than ``tolerance`` (relative,
-    default 0.01); never fewer than ``min_configs`` (default 2); ``top_k``,
+    default 0.01); never fewer than ``min_configs`` (default 2; a float in
+    (0, 1) is a share of the configs, rounded up, at least 2); ``top_k``,
     when given, caps the configs benchmarked (default: no cap). With
     ``prior_from_feedback`` (default on), the correction starts from this
     kernel's stored feedback rows (earlier tunings, other shapes too). See
@@ -477,7 +491,8 @@ def autotune(configs: Sequence[Config], key: Sequence[str], top_k: float | None 
         raise ValueError(f"prune must be one of {PRUNE_STRATEGIES}, got {prune!r}")
     if top_k is not None:
         resolve_top_k(top_k, 1)
-    check_adaptive_settings(tolerance, min_configs, None, batch_size)
+    resolve_min_configs(min_configs, 1)
+    check_adaptive_settings(tolerance, 1, None, batch_size)
 
     def decorator(fn):
         return PruningAutotuner(

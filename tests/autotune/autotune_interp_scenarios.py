@@ -289,6 +289,12 @@ def scenario_adaptive():
                  do_bench=bench, feedback=False, prior_from_feedback=False)(add_kernel)
     ok = run(k)
     out["wrong"] = {**adaptive_report(k, bench), "correct": ok}
+    # the accurate model with a floor of half the configs
+    bench = TableBench()
+    k = autotune(configs(pre_hook=bench.hook), key=["n"], prune="adaptive", min_configs=0.5,
+                 predictor=TablePredictor(3.0), do_bench=bench, feedback=False, prior_from_feedback=False)(add_kernel)
+    ok = run(k)
+    out["floor"] = {**adaptive_report(k, bench), "correct": ok}
     # the same wrong model capped by top_k=3
     bench = TableBench()
     k = autotune(configs(pre_hook=bench.hook), key=["n"], prune="adaptive", top_k=3,

@@ -280,3 +280,21 @@ def test_feedback_rows_become_launches(tmp_path):
     assert sorted(la.grid[0] for la in launches) == [1, 2] and all("tt.func" in la.ttir for la in launches)
     assert feedback.kernel_rows(tmp_path, "m.none") == [] and feedback.kernel_rows(tmp_path / "empty", "m.k") == []
     assert feedback.parse_bindings("arg2=7,arg10=3") == {"arg2": 7, "arg10": 3}
+
+
+@pytest.mark.parametrize(("min_configs", "n", "want"), [(2, 48, 2), (5, 48, 5), (0.25, 48, 12), (0.25, 9, 3),
+                                                         (0.01, 48, 2), (0.25, 0, 0)])
+def test_min_configs_count_or_share(min_configs, n, want):
+    pytest.importorskip("triton")
+    from learned_cost.autotune.tuner import resolve_min_configs
+
+    assert resolve_min_configs(min_configs, n) == want
+
+
+@pytest.mark.parametrize("bad", [0, -1, 1.0, 1.5, 0.0, True, "2"])
+def test_min_configs_rejects(bad):
+    pytest.importorskip("triton")
+    from learned_cost.autotune.tuner import resolve_min_configs
+
+    with pytest.raises(ValueError, match="min_configs"):
+        resolve_min_configs(bad, 10)

@@ -189,6 +189,13 @@ def test_adaptive_wrong_model_keeps_going_to_the_true_best(results):
     assert r["kept"][: len(r["benchmarked"])] == r["kept"]
 
 
+def test_adaptive_floor_as_a_share(results):
+    r = results["adaptive"]["floor"]
+    # min_configs=0.5 of 6: three, in predicted (= true) order, then sure
+    assert r["correct"] and r["bench_order"] == [[128, 2], [256, 4], [256, 2]]
+    assert r["stop_reason"] == "confident"
+
+
 def test_adaptive_top_k_caps_the_search(results):
     r = results["adaptive"]["capped"]
     assert r["correct"] and r["stop_reason"] == "max_configs"
