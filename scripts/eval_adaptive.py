@@ -218,6 +218,23 @@ def evaluate(problems: Sequence[Problem], calib_fams: set[str], scored_fams: set
     return results, band
 
 
+def worst_groups(problems: Sequence[Problem], band: Band, n: int) -> str:
+    """The ``n`` groups where the default adaptive search regrets most: how
+    many configs it benchmarked, their log-residuals ln(measured/predicted)
+    and the band scale it ended with."""
+    rows = []
+    for pr in problems:
+        s = replay(AdaptiveSearch(pr.pred, None, pr.desc, band=band), pr.meas)
+        res = [math.log(pr.meas[i] / pr.pred[i]) for i in s.benchmarked]
+        rows.append((s.best_us / pr.best, pr.group, len(s.benchmarked), len(pr.meas), res, s.band_scale, s.stop_reason))
+    rows.sort(key=lambda r: -r[0])
+    lines = ["| group | regret | benchmarked | first log-residuals | band scale | stop |", "|---|---|---|---|---|---|"]
+    for reg, grp, nb, nt, res, scale, why in rows[:n]:
+        lines.append(f"| {grp} | {reg:.3f} | {nb} of {nt} | {', '.join(f'{r:+.2f}' for r in res[:4])} | "
+                     f"{scale:.2f} | {why} |")
+    return "\n".join(lines)
+
+
 def table(results: Sequence[dict], kinds=("table",)) -> str:
     lines = ["| strategy | configs benchmarked (mean share) | median share | regret geomean | regret p95 | "
              "worst regret | groups within 1 % | within 5 % |",
@@ -269,6 +286,8 @@ def main(argv=None) -> int:
     ap.add_argument("--data", default=str(_ROOT / "data/h200"))
     ap.add_argument("--column", default="lofo_learned", help="prediction column (µs)")
     ap.add_argument("--cases", nargs="*", default=[], help="recorded cases.jsonl files to replay as well")
+    ap.add_argument("--worst", type=int, default=0,
+                    help="also list the N scored groups where adaptive (defaults) regrets most")
     ap.add_argument("--calibrate", action="store_true", help="print the fallback band of all families and exit")
     ap.add_argument("--out", default="", help="folder for results.json, eval_adaptive.md and the plot")
     args = ap.parse_args(argv)
@@ -299,6 +318,9 @@ def main(argv=None) -> int:
             "so this table is not out of sample for them.", "",
              table(reverse, ("table", "sweep-topk", "sweep-adaptive"))]
     bands = {"calibrated_on_A": band_a, "calibrated_on_B": band_b}
+    if args.worst:
+        text += ["", f"## Worst {args.worst} groups of half B, adaptive with defaults", "",
+                 worst_groups([p for p in problems if p.family in b], band_a, args.worst)]
     results = results + [{**r, "scored": "half A"} for r in reverse]
     for path in args.cases:
         cases = load_cases(Path(path))

@@ -389,9 +389,11 @@ def main(names):
         fn = globals()[f"scenario_{name}"]
         try:
             if name == "adaptive_prior":
+                # a store of its own, inside the test's cache directory
                 import tempfile
 
-                out[name] = fn(tempfile.mkdtemp(prefix="lc-prior-"))
+                root = os.environ.get("XDG_CACHE_HOME") or tempfile.gettempdir()
+                out[name] = fn(tempfile.mkdtemp(prefix="lc-prior-", dir=root))
             else:
                 out[name] = fn()
         except Exception as e:  # noqa: BLE001 - reported to the test, which fails
