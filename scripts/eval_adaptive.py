@@ -33,7 +33,7 @@ run and the run's own prediction) are replayed the same way.
 Usage (repository root)::
 
     PYTHONPATH=. python3 scripts/eval_adaptive.py --cases reports/autotune/h200_shipped/cases.jsonl \
-        --out reports/autotune/adaptive_offline
+        --worst 8 --out reports/autotune/adaptive_offline
     PYTHONPATH=. python3 scripts/eval_adaptive.py --calibrate
 """
 
