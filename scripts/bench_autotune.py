@@ -33,6 +33,7 @@ cost model falls back to its analytic model without it)::
     PYTHONPATH=. python3 scripts/bench_autotune.py --out OUT --deadline 500
     PYTHONPATH=. python3 scripts/bench_autotune.py --out /tmp/dry --dry-run   # CPU: TTIR + predictions only
     PYTHONPATH=. python3 scripts/bench_autotune.py --replay OUT/cases.jsonl   # CPU: re-rank with this model
+    PYTHONPATH=. python3 scripts/bench_autotune.py --out OUT --prune adaptive # adaptive instead of top-k
 
 The kernels are written here, not taken from the training corpus, so the
 model ranks code it was not trained on.
@@ -304,9 +305,11 @@ def same_config(a, b) -> bool:
 class RecordingPredictor:
     """The cost model's batch API, noting which model answered."""
 
-    def __init__(self):
+    def __init__(self, keep_objects: bool = False):
         self.models: set[str] = set()
         self.errors: list[str] = []
+        # adaptive pruning reads intervals off the Prediction objects
+        self.keep_objects = keep_objects
 
     def __call__(self, items):
         try:
@@ -323,7 +326,7 @@ class RecordingPredictor:
                 self.models.add(p.model)
             if p.error and len(self.errors) < 3:
                 self.errors.append(p.error)
-            out[p.config] = p.latency_us
+            out[p.config] = p if self.keep_objects else p.latency_us
         return out
 
 
@@ -345,7 +348,8 @@ def fresh_cache(root: Path, name: str) -> Path:
     return d
 
 
-def tune(kind: str, fam: Family, case: Case, cache_root: Path, tag: str, top_k, predictor, feedback_dir):
+def tune(kind: str, fam: Family, case: Case, cache_root: Path, tag: str, top_k, predictor, feedback_dir,
+         prune: str = "topk"):
     """Tune from a cold cache; returns (tuner, jit, wall seconds)."""
     from learned_cost.autotune import autotune as lc_autotune
 
@@ -354,7 +358,7 @@ def tune(kind: str, fam: Family, case: Case, cache_root: Path, tag: str, top_k, 
     if kind == "full":
         tuner = triton.autotune(configs=fam.configs(), key=fam.key)(jit)
     else:
-        tuner = lc_autotune(configs=fam.configs(), key=fam.key, top_k=top_k, predictor=predictor,
+        tuner = lc_autotune(configs=fam.configs(), key=fam.key, top_k=top_k, prune=prune, predictor=predictor,
                             feedback_dir=feedback_dir)(jit)
     torch.cuda.synchronize()
     t0 = time.perf_counter()
@@ -380,6 +384,7 @@ COLUMNS = [
     "family", "shape", "n_configs", "full_benchmarked", "pruned_benchmarked", "full_wall_s", "pruned_wall_s",
     "wall_ratio", "predict_s", "full_best", "pruned_best", "same_config", "full_latency_us", "pruned_latency_us",
     "latency_ratio", "tuning_time_ratio", "pruned_correct", "fail_open", "fallback_used", "model", "order", "status",
+    "stop_reason",
 ]
 
 
@@ -407,7 +412,10 @@ def write_tables(out: Path, rows: list[dict], meta: dict) -> dict:
         "latency_ratio_max": max(lat) if lat else None,
         "same_config_cases": sum(1 for r in done if r["same_config"]),
         "fail_open_cases": sum(1 for r in done if r["fail_open"]),
-        "targets": {"wall_ratio_geomean_max": 0.35, "latency_ratio_geomean_max": 1.02},
+        # the issue-13 targets for adaptive pruning; the original ones for top-k
+        "targets": ({"wall_ratio_geomean_max": 0.20, "latency_ratio_geomean_max": 1.01, "latency_ratio_max": 1.05}
+                    if meta.get("prune") == "adaptive" else
+                    {"wall_ratio_geomean_max": 0.35, "latency_ratio_geomean_max": 1.02}),
     }
     (out / "summary.json").write_text(json.dumps(summary, indent=2, default=str))
 
@@ -417,7 +425,7 @@ def write_tables(out: Path, rows: list[dict], meta: dict) -> dict:
         return "" if v is None else str(v)
 
     lines = [
-        f"# Autotune benchmark: full vs cost-model-pruned (top_k={meta.get('top_k')})",
+        f"# Autotune benchmark: full vs cost-model-pruned (prune={meta.get('prune', 'topk')}, top_k={meta.get('top_k')})",
         "",
         (f"Device: {meta.get('device')}; triton {meta.get('triton')}; torch {meta.get('torch')}; "
         f"cost model: {', '.join(meta.get('models', [])) or 'n/a'}; started {meta.get('started')}."),
@@ -501,7 +509,7 @@ def run_case(fam: Family, si: int, args, cache_root: Path, predictor, feedback_d
     tag = f"{fam.name}-{si}"
     runs = {}
     for kind in (("full", "pruned") if full_first else ("pruned", "full")):
-        runs[kind] = tune(kind, fam, case, cache_root, tag, args.top_k, predictor, feedback_dir)
+        runs[kind] = tune(kind, fam, case, cache_root, tag, args.top_k, predictor, feedback_dir, args.prune)
     full, full_jit, full_wall = runs["full"]
     pruned, pruned_jit, pruned_wall = runs["pruned"]
     row["order"] = "full,pruned" if full_first else "pruned,full"
@@ -537,6 +545,7 @@ def run_case(fam: Family, si: int, args, cache_root: Path, predictor, feedback_d
         "pruned_correct": ok,
         "fail_open": rep.plan.fail_open if rep else None,
         "fallback_used": rep.fallback_used if rep else None,
+        "stop_reason": rep.stop_reason if rep else None,
         "model": ",".join(sorted(predictor.models)),
         "status": "ok",
     })
@@ -648,8 +657,8 @@ def dry_run(args, fams: list[Family]) -> int:
     for fam, si in order_cases(fams, args.max_shapes):
         shape = fam.shapes[si]
         case = fam.make(shape, alloc_meta, False)
-        tuner = lc_autotune(configs=fam.configs(), key=fam.key, top_k=args.top_k, predictor=predictor,
-                            feedback=False, target=("cuda", 90, 32))(fam.kernel)
+        tuner = lc_autotune(configs=fam.configs(), key=fam.key, top_k=args.top_k, prune=args.prune,
+                            predictor=predictor, feedback=False, target=("cuda", 90, 32))(fam.kernel)
         tuner.nargs = dict(zip(tuner.arg_names, case.args))
         t0 = time.perf_counter()
         cands, launches, preds, plan, _ = tuner._plan({"grid": case.grid, "warmup": False})
@@ -677,14 +686,20 @@ def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--out", default="", help="output directory for the tables (required except for --replay)")
     p.add_argument("--deadline", type=float, default=500.0, help="stop starting cases after this many seconds")
-    p.add_argument("--top-k", type=float, default=0.25, help="share (<= 1) or count of configs the pruned run keeps")
+    p.add_argument("--top-k", type=float, default=None,
+                   help="share (<= 1) or count of configs the pruned run keeps (top-k: default 0.25; adaptive: "
+                        "the cap, default none)")
+    p.add_argument("--prune", choices=("topk", "adaptive"), default="topk",
+                   help="the pruned run's strategy (learned_cost.autotune.autotune(prune=...))")
     p.add_argument("--families", default="", help="comma-separated subset of: " + ",".join(f.name for f in FAMILIES))
     p.add_argument("--max-shapes", type=int, default=3, help="shapes per family (at most 3)")
     p.add_argument("--rounds", type=int, default=3, help="alternating latency rounds per case")
     p.add_argument("--dry-run", action="store_true", help="CPU only: TTIR and predictions, no tuning")
     p.add_argument("--replay", default="", help="re-rank a device run's cases.jsonl with the local cost model")
     args = p.parse_args(argv)
-    if args.top_k >= 1:
+    if args.top_k is None and (args.prune == "topk" or args.replay):
+        args.top_k = 0.25
+    if args.top_k is not None and args.top_k >= 1:
         args.top_k = int(args.top_k)
     if args.replay:
         return replay(args)
@@ -709,9 +724,10 @@ def main(argv=None) -> int:
     # The tuner appends one chunk per run; the output gets a compacted copy.
     feedback_dir = cache_root / "feedback"
     feedback_out = out / "feedback" / hardware_slug(device)
-    predictor = RecordingPredictor()
+    predictor = RecordingPredictor(keep_objects=args.prune == "adaptive")
     meta = {
         "device": device, "triton": triton.__version__, "torch": torch.__version__, "top_k": args.top_k,
+        "prune": args.prune,
         "rounds": args.rounds, "started": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
     }
     meta["setup_s"] = warm_process(cache_root, predictor)

@@ -8,9 +8,15 @@ like ``triton.autotune`` (see ``tuner.autotune``)::
     def kernel(...): ...
 
 ``make_perf_model()`` gives a ``perf_model`` for stock
-``triton.autotune(prune_configs_by={"perf_model": ..., "top_k": ...})``.
+``triton.autotune(prune_configs_by={"perf_model": ..., "top_k": ...})``;
+``make_config_pruner()`` an ``early_config_prune`` with this package's
+top-k rules (stock Triton and triton-ascend; untested on Ascend hardware).
 
-Modules: ``prune`` (which configs to benchmark; pure), ``kernel_ir`` (TTIR,
+``autotune(..., prune="adaptive")`` benchmarks in predicted order and stops
+when the model is sure (``adaptive``).
+
+Modules: ``prune`` (which configs to benchmark; pure), ``adaptive`` (the
+adaptive search's decision rule; pure), ``kernel_ir`` (TTIR,
 bindings and grid of a candidate launch), ``perf_model`` (asking the cost
 model), ``tuner`` (the Autotuner subclass and the decorator), ``feedback``
 (measured timings -> profile rows in the user cache), ``cli``
@@ -22,17 +28,24 @@ Names that need triton are loaded on first use, so importing this package
 
 from __future__ import annotations
 
+from .adaptive import AdaptiveSearch, Band, prediction_interval, should_stop
 from .prune import PrunePlan, plan_pruning, resolve_top_k
 
 __all__ = [
+    "AdaptiveSearch",
+    "Band",
+    "ConfigPruner",
     "PerfModel",
     "PrunePlan",
     "PruningAutotuner",
     "TuningReport",
     "autotune",
+    "make_config_pruner",
     "make_perf_model",
     "plan_pruning",
+    "prediction_interval",
     "resolve_top_k",
+    "should_stop",
 ]
 
 _LAZY = {
@@ -40,6 +53,8 @@ _LAZY = {
     "PruningAutotuner": "tuner",
     "TuningReport": "tuner",
     "make_perf_model": "perf_model",
+    "make_config_pruner": "perf_model",
+    "ConfigPruner": "perf_model",
     "PerfModel": "perf_model",
 }
 

@@ -202,3 +202,49 @@ def record_tuning_run(root: Path | str, measurements: Sequence[Measurement], **r
     except Exception as e:  # noqa: BLE001 - recording must never break a tuning run
         warnings.warn(f"learned_cost: autotune feedback not recorded ({type(e).__name__}: {e})", RuntimeWarning, stacklevel=2)
         return None
+
+
+def kernel_rows(root: Path | str, family: str, limit: int = 64) -> list[dict]:
+    """The newest ``limit`` rows of kernel ``family`` in the store at
+    ``root`` that ran (status ok, finite latency in µs) and whose TTIR is
+    stored, each with its TTIR text under ``ttir``. [] when there are none.
+    Used to start a tuning run from a correction fitted on earlier runs of
+    the same kernel."""
+    store = ProfileStore(Path(root))
+    df = store.load_rows()
+    if df.empty:
+        return []
+    df = df[(df["family"] == family) & (df["status"] == "ok") & df["latency_us"].notna() & (df["latency_us"] > 0)
+            & (df["ttir_digest"].fillna("") != "")]
+    if df.empty:
+        return []
+    df = df.sort_values("timestamp", kind="stable").tail(limit)
+    texts = store.load_ttir()
+    out = []
+    for rec in df.to_dict("records"):
+        text = texts.get(rec["ttir_digest"])
+        if text:
+            out.append({**rec, "ttir": text})
+    return out
+
+
+def parse_bindings(text: str) -> dict[str, int]:
+    """``arg2=7,arg10=3`` -> ``{"arg2": 7, "arg10": 3}`` (inverse of
+    :func:`canonical_bindings`)."""
+    out = {}
+    for part in (text or "").split(","):
+        if "=" in part:
+            k, v = part.split("=", 1)
+            out[k.strip()] = int(v)
+    return out
+
+
+def rows_as_launches(rows: Sequence[Mapping[str, Any]]):
+    """Launch descriptions (``ttir``, ``arg_bindings``, ``grid``,
+    ``options``: what ``perf_model.launch_item`` reads) of stored rows
+    carrying their TTIR text (see :func:`kernel_rows`)."""
+    from types import SimpleNamespace
+
+    for r in rows:
+        yield SimpleNamespace(ttir=r["ttir"], arg_bindings=parse_bindings(r.get("arg_bindings") or ""),
+                              grid=json.loads(r.get("grid") or "[1,1,1]"), options=json.loads(r.get("options") or "{}"))

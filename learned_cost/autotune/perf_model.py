@@ -57,6 +57,22 @@ def default_predictor(items: list) -> Mapping[Any, float]:
     return costmodel_bench(items)
 
 
+def interval_predictor(items: list) -> Mapping[Any, Any]:
+    """``learned_cost.api.predict_items`` as ``{config: Prediction}``: the
+    adaptive search's default, because a Prediction may carry the model's
+    interval (``latency_low_us`` / ``latency_high_us``). Items the model
+    could not predict warn (their ``error``) and map to an ``inf`` latency."""
+    from learned_cost.api import predict_items
+
+    out = {}
+    for p in predict_items(items):
+        if p.error:
+            warnings.warn(p.error, RuntimeWarning, stacklevel=2)
+        if p.config is not None:
+            out[p.config] = p
+    return out
+
+
 def default_hardware() -> str | None:
     """The hardware profile of the visible device (``NVIDIA H200`` ->
     ``h200``), or None -- the cost model's own default -- on CPU, under the
@@ -113,15 +129,31 @@ def launch_item(config: Any, launch: LaunchIR, hardware: str | None) -> dict:
     return item
 
 
+def latency_of(value: Any) -> float:
+    """A predictor's answer for one config as µs: a number, or an object's
+    ``latency_us`` (a ``Prediction``); ``inf`` when not a finite number >= 0."""
+    try:
+        v = float(getattr(value, "latency_us", value))
+    except (TypeError, ValueError):
+        return math.inf
+    return v if math.isfinite(v) and v >= 0 else math.inf
+
+
 def predict_launches(
     launches: Sequence[LaunchIR | None],
     predictor: Predictor | None = None,
     hardware: str | None = None,
+    raw: list | None = None,
 ) -> list[float]:
     """Predicted latency (us) per launch, ``inf`` where a launch is None or
     the predictor gives nothing finite. The predictor is called once; if it
-    raises, every prediction is ``inf`` and one RuntimeWarning says why."""
+    raises, every prediction is ``inf`` and one RuntimeWarning says why.
+    The predictor's values may be numbers or objects with ``latency_us``;
+    ``raw``, when given, is filled with those values per launch (``inf``
+    where there is none), so intervals they carry reach the caller."""
     predictor = predictor or default_predictor
+    if raw is not None:
+        raw[:] = [math.inf] * len(launches)
     items = [launch_item(i, la, hardware) for i, la in enumerate(launches) if la is not None]
     out = [math.inf] * len(launches)
     if not items:
@@ -143,11 +175,9 @@ def predict_launches(
         return out
     for cfg, lat in result.items():
         if isinstance(cfg, int) and 0 <= cfg < len(out):
-            try:
-                v = float(lat)
-            except (TypeError, ValueError):
-                continue
-            out[cfg] = v if math.isfinite(v) and v >= 0 else math.inf
+            out[cfg] = latency_of(lat)
+            if raw is not None and math.isfinite(out[cfg]):
+                raw[cfg] = lat
     missing = sum(1 for la, v in zip(launches, out) if la is not None and not math.isfinite(v))
     if missing:
         first = next((str(w.message) for w in caught), "no finite prediction")
@@ -239,3 +269,75 @@ def make_perf_model(kernel: Any = None, *, predictor: Predictor | None = None,
     has no fail-open or fallback (configs without a prediction, ``inf``, sort
     last); ``learned_cost.autotune.autotune`` does all of these."""
     return PerfModel(kernel, predictor=predictor, hardware=hardware, target=target)
+
+
+class ConfigPruner:
+    """An ``early_config_prune`` for ``triton.autotune(prune_configs_by=...)``
+    (stock Triton, and triton-ascend, whose autotuner calls it the same way:
+    ``f(configs, named_args, **launch_kwargs) -> configs``).
+
+    Unlike the ``perf_model`` route it applies this package's top-k rules
+    (``prune.plan_pruning``): a float ``top_k`` rounds up and keeps at least
+    one config, equivalent configs stay together, near-ties are spread,
+    and when nothing can be predicted every config is kept (fail-open). It
+    prunes once, before benchmarking, so it cannot fall back to further
+    configs when every kept one fails, nor search adaptively: both need the
+    measurements, which only ``learned_cost.autotune.autotune`` sees.
+    The kernel is found as for :class:`PerfModel` (``bind`` or the calling
+    Autotuner).
+    """
+
+    def __init__(self, kernel: Any = None, *, top_k: float = 0.25, predictor: Predictor | None = None,
+                 hardware: str | None = None, target: tuple | None = None, tie_rtol: float = 0.005):
+        from .prune import check_tie_rtol, resolve_top_k
+
+        resolve_top_k(top_k, 1)
+        self.top_k = top_k
+        self.tie_rtol = check_tie_rtol(tie_rtol)
+        self._pm = PerfModel(kernel, predictor=predictor, hardware=hardware, target=target)
+        self.last_plan = None
+
+    def bind(self, kernel: Any) -> ConfigPruner:
+        """Use ``kernel`` (Autotuner, JITFunction, ...) to build TTIR."""
+        self._pm.bind(kernel)
+        return self
+
+    def __call__(self, configs: Sequence[Any], named_args: Mapping[str, Any], **kwargs: Any) -> list:
+        from .prune import plan_pruning
+
+        pm = self._pm
+        if pm._describer is None:
+            pm._find_kernel()
+        d = pm._describer
+        assert d is not None
+        grid = kwargs.get("grid")
+        launch_kwargs = {k: v for k, v in kwargs.items() if k not in ("grid", "warmup")}
+        launches: list[LaunchIR | None] = []
+        for cfg in configs:
+            try:
+                launches.append(d.describe([], {**named_args, **launch_kwargs}, cfg.all_kwargs(),
+                                           grid if grid is not None else (1,)))
+            except Exception:  # noqa: BLE001 - no TTIR: unpredicted, ranks last
+                launches.append(None)
+        preds = predict_launches(launches, pm.predictor, pm.hardware or default_hardware())
+        groups = [la.equivalence_key() if la is not None else ("no-ttir", i) for i, la in enumerate(launches)]
+        descriptors = [{k: v for k, v in c.all_kwargs().items() if v is not None} for c in configs]
+        self.last_plan = plan_pruning(preds, groups, self.top_k, descriptors, self.tie_rtol)
+        return [configs[i] for i in self.last_plan.kept]
+
+
+def make_config_pruner(kernel: Any = None, *, top_k: float = 0.25, predictor: Predictor | None = None,
+                       hardware: str | None = None, target: tuple | None = None,
+                       tie_rtol: float = 0.005) -> ConfigPruner:
+    """An ``early_config_prune`` keeping the predicted best ``top_k`` configs
+    (see :class:`ConfigPruner`). Untested on Ascend hardware.
+
+    Example::
+
+        @triton.autotune(configs, key=["n"],
+                         prune_configs_by={"early_config_prune": make_config_pruner(top_k=0.25)})
+        @triton.jit
+        def kernel(...): ...
+    """
+    return ConfigPruner(kernel, top_k=top_k, predictor=predictor, hardware=hardware, target=target,
+                        tie_rtol=tie_rtol)

@@ -13,7 +13,9 @@ the dtypes of tensor arguments) the tuner
    fail-open when nothing could be predicted);
 4. benchmarks the kept configs with Triton's own ``_bench``; if every one
    fails to compile or run, benchmarks the fallback configs in prediction
-   order until one works;
+   order until one works; with ``prune="adaptive"``, steps 3-4 are instead
+   ``adaptive.AdaptiveSearch``: batches in corrected predicted order until
+   the model is sure (``top_k``, when given, caps it);
 5. records the measured timings as feedback rows (``feedback.py``);
 6. hands the launch to stock ``Autotuner.run``, which finds the tuned config
    in its cache.
@@ -35,11 +37,20 @@ from typing import Any
 from triton.runtime.autotuner import Autotuner, Config
 
 from . import feedback as fb
+from .adaptive import (
+    DEFAULT_BATCH_SIZE,
+    DEFAULT_MIN_CONFIGS,
+    DEFAULT_PRIOR_WEIGHT,
+    DEFAULT_TOLERANCE,
+    AdaptiveSearch,
+    check_adaptive_settings,
+)
 from .kernel_ir import LaunchDescriber, LaunchIR
 from .perf_model import (
     Predictor,
     default_hardware,
     hardware_slug,
+    interval_predictor,
     predict_launches,
     visible_device_name,
 )
@@ -48,6 +59,12 @@ from .prune import PrunePlan, check_tie_rtol, is_finite, plan_pruning, resolve_t
 # Predictions closer than this (relative) count as ties: repeated
 # measurements of one launch already differ by about 0.4-1 %.
 DEFAULT_TIE_RTOL = 0.005
+# Fixed top-k's share when top_k is not given.
+DEFAULT_TOP_K = 0.25
+PRUNE_STRATEGIES = ("topk", "adaptive")
+# Feedback rows of the same kernel read for the between-runs prior (the
+# newest ones): enough for a stable mean, few enough to predict quickly.
+PRIOR_ROWS = 64
 
 
 @dataclass
@@ -70,6 +87,13 @@ class TuningReport:
     feedback_path: str | None = None
     # the launch each candidate was predicted from (None: no TTIR)
     launches: list = field(default_factory=list)
+    # "topk" or "adaptive"; for adaptive: why the search stopped, how many
+    # batches it took, and the prior log-offset it started from
+    strategy: str = "topk"
+    stop_reason: str | None = None
+    batches: int = 0
+    prior_offset: float = 0.0
+    prior_rows: int = 0
 
 
 def _is_interpreting() -> bool:
@@ -97,6 +121,22 @@ def _dtype_name(dtype: Any) -> str:
             "float8_e4m3fn": "fp8e4nv", "float8_e5m2": "fp8e5"}.get(s, s)
 
 
+def resolve_min_configs(min_configs: float, n: int) -> int:
+    """The adaptive search's floor for ``n`` candidates: an int >= 1 as is,
+    or a float in (0, 1) as a share of ``n`` rounded up, at least
+    ``DEFAULT_MIN_CONFIGS``. ValueError/TypeError otherwise."""
+    if isinstance(min_configs, float) and 0 < min_configs < 1:
+        return max(DEFAULT_MIN_CONFIGS, resolve_top_k(min_configs, n)) if n else 0
+    if isinstance(min_configs, bool) or not isinstance(min_configs, int) or min_configs < 1:
+        raise ValueError(f"min_configs must be an int >= 1 or a float in (0, 1), got {min_configs!r}")
+    return min_configs
+
+
+def _median(timings: Any) -> float:
+    """The median of a benchmark result (a list of quantiles or one number), ms."""
+    return float(timings[0] if isinstance(timings, (list, tuple)) else timings)
+
+
 def _primary(x: Any) -> bool:
     return hasattr(x, "dtype") and hasattr(x, "shape")
 
@@ -105,13 +145,20 @@ class PruningAutotuner(Autotuner):
     """A stock ``Autotuner`` whose tuning benchmarks only the predicted best
     configs (see module docstring). Built by :func:`autotune`."""
 
-    def __init__(self, fn, arg_names, configs, key, *, top_k: float = 0.25,
+    def __init__(self, fn, arg_names, configs, key, *, top_k: float | None = None, prune: str = "topk",
+                 tolerance: float = DEFAULT_TOLERANCE, min_configs: float = DEFAULT_MIN_CONFIGS,
+                 batch_size: int = DEFAULT_BATCH_SIZE, prior_from_feedback: bool = True,
                  early_config_prune: Callable | None = None, predictor: Predictor | None = None,
                  hardware: str | None = None, target: tuple | None = None,
                  feedback: bool | None = None, feedback_dir: str | os.PathLike | None = None,
                  tie_rtol: float = DEFAULT_TIE_RTOL, cache_results: bool = False,
                  reset_to_zero=None, restore_value=None, pre_hook=None, post_hook=None, do_bench=None):
-        resolve_top_k(top_k, 1)  # validate now, not at the first launch
+        if prune not in PRUNE_STRATEGIES:
+            raise ValueError(f"prune must be one of {PRUNE_STRATEGIES}, got {prune!r}")
+        if top_k is not None:
+            resolve_top_k(top_k, 1)  # validate now, not at the first launch
+        resolve_min_configs(min_configs, 1)
+        check_adaptive_settings(tolerance, 1, None, batch_size)
         check_tie_rtol(tie_rtol)
         prune_by = {"early_config_prune": early_config_prune} if early_config_prune else None
         # cache_results only when asked: Triton before 3.3 lacks the argument
@@ -119,6 +166,11 @@ class PruningAutotuner(Autotuner):
         super().__init__(fn, arg_names, configs, key, reset_to_zero, restore_value, pre_hook=pre_hook,
                          post_hook=post_hook, prune_configs_by=prune_by, do_bench=do_bench, **extra)
         self.top_k = top_k
+        self.prune = prune
+        self.tolerance = tolerance
+        self.min_configs = min_configs
+        self.batch_size = batch_size
+        self.prior_from_feedback = prior_from_feedback
         self.tie_rtol = tie_rtol
         self.predictor = predictor
         self.hardware = hardware
@@ -163,7 +215,11 @@ class PruningAutotuner(Autotuner):
             warnings.warn(f"learned_cost: no TTIR for {len(failures)} of {len(candidates)} configs "
                           f"(first: {failures[0][:300]})", RuntimeWarning, stacklevel=3)
         hw = self.hardware or default_hardware()
-        return launches, predict_launches(launches, self.predictor, hw)
+        predictor = self.predictor or (interval_predictor if self.prune == "adaptive" else None)
+        raw: list = []
+        preds = predict_launches(launches, predictor, hw, raw=raw)
+        self._raw_predictions = raw
+        return launches, preds
 
     def _candidates(self, kwargs: Mapping[str, Any]) -> list[Config]:
         configs = list(self.configs)
@@ -179,7 +235,9 @@ class PruningAutotuner(Autotuner):
         launches, preds = self.predict(self.nargs, kwargs, candidates)
         groups = [la.equivalence_key() if la is not None else ("no-ttir", i) for i, la in enumerate(launches)]
         descriptors = [{k: v for k, v in c.all_kwargs().items() if v is not None} for c in candidates]
-        plan = plan_pruning(preds, groups, self.top_k, descriptors, self.tie_rtol)
+        top_k = self.top_k if self.top_k is not None else (DEFAULT_TOP_K if self.prune == "topk" else 1.0)
+        plan = plan_pruning(preds, groups, top_k, descriptors, self.tie_rtol)
+        self._groups, self._descriptors = groups, descriptors
         return candidates, launches, preds, plan, time.perf_counter() - t0
 
     # ------------------------------------------------ stock Autotuner hooks
@@ -214,16 +272,21 @@ class PruningAutotuner(Autotuner):
     def _tune(self, key: tuple, args: Sequence[Any], kwargs: dict) -> None:
         candidates, launches, preds, plan, predict_s = self._plan(kwargs)
         report = TuningReport(key=key, candidates=candidates, predictions=preds, plan=plan, predict_s=predict_s,
-                              launches=launches)
+                              launches=launches, strategy=self.prune)
 
         def benchmark() -> None:
-            self._benchmark(key, args, kwargs, candidates, launches, report)
+            if self.prune == "adaptive":
+                self._benchmark_adaptive(key, args, kwargs, candidates, launches, report)
+            else:
+                self._benchmark(key, args, kwargs, candidates, launches, report)
 
         if getattr(self, "cache_results", False):
             # Stock disk cache of tuning results (TRITON_CACHE_AUTOTUNING=1 or
-            # cache_results=True), keyed by the kept configs: a hit measures
-            # nothing, so it records no feedback either.
-            if self.check_disk_cache(key, [candidates[i] for i in plan.kept], benchmark):
+            # cache_results=True), keyed by the configs that may be
+            # benchmarked (adaptive: any candidate): a hit measures nothing,
+            # so it records no feedback either.
+            kept = plan.kept if self.prune == "topk" else range(len(candidates))
+            if self.check_disk_cache(key, [candidates[i] for i in kept], benchmark):
                 report.best = self.cache[key]
         else:
             benchmark()
@@ -234,7 +297,8 @@ class PruningAutotuner(Autotuner):
         if knobs.autotuning.print:
             print(f"learned_cost autotune {self.base_fn.__name__} key={key}: benchmarked "
                   f"{len(report.benchmarked)}/{len(candidates)} configs"
-                  f"{' (fail-open)' if plan.fail_open else ''}{' (fallback)' if report.fallback_used else ''} "
+                  f"{' (fail-open)' if plan.fail_open else ''}{' (fallback)' if report.fallback_used else ''}"
+                  f"{f' (adaptive: {report.stop_reason})' if report.strategy == 'adaptive' else ''} "
                   f"in {report.bench_s:.2f}s after {report.predict_s:.2f}s predicting; best: {report.best}")
 
     def _benchmark(self, key, args, kwargs, candidates, launches, report: TuningReport) -> None:
@@ -252,6 +316,67 @@ class PruningAutotuner(Autotuner):
                 if results[i][1] == "ok":
                     break
         report.bench_s = time.perf_counter() - t0
+        self._finish(key, kwargs, candidates, launches, results, report)
+
+    def _benchmark_adaptive(self, key, args, kwargs, candidates, launches, report: TuningReport) -> None:
+        """Benchmark in small batches in corrected predicted order until the
+        model is sure (``adaptive.AdaptiveSearch``), then finish like
+        :meth:`_benchmark`."""
+        n = len(candidates)
+        min_configs = resolve_min_configs(self.min_configs, n)
+        cap = None if self.top_k is None else max(resolve_top_k(self.top_k, n), min_configs)
+        prior_offset, prior_weight = 0.0, 0.0
+        if self.prior_from_feedback and not report.plan.fail_open:
+            prior_offset, report.prior_rows = self._feedback_prior()
+            if report.prior_rows:
+                prior_weight = min(float(report.prior_rows), DEFAULT_PRIOR_WEIGHT)
+                report.prior_offset = prior_offset
+        search = AdaptiveSearch(self._raw_predictions, self._groups, self._descriptors,
+                                tolerance=self.tolerance, min_configs=min_configs, max_configs=cap,
+                                batch_size=self.batch_size, prior_offset=prior_offset, prior_weight=prior_weight)
+        results: dict[int, tuple[Any, str, str]] = {}
+        t0 = time.perf_counter()
+        while batch := search.next_batch():
+            for i in batch:
+                results[i] = r = self._bench_checked(args, kwargs, candidates[i])
+                # the benchmark reports ms, predictions are us
+                search.observe(i, _median(r[0]) * 1000.0 if r[1] == "ok" else math.inf)
+        report.bench_s = time.perf_counter() - t0
+        report.fallback_used = search.fallback_used
+        report.stop_reason = search.stop_reason
+        report.batches = search.batches
+        rest = [i for i in report.plan.kept + report.plan.fallback if i not in results]
+        report.plan = PrunePlan(tuple(results), tuple(rest), report.plan.fail_open)
+        self._finish(key, kwargs, candidates, launches, results, report)
+
+    def _feedback_prior(self) -> tuple[float, int]:
+        """(mean log-residual ln(measured / predicted), rows used) over this
+        kernel's newest feedback rows on this hardware: where the model
+        stood on earlier tunings of the kernel (other shapes included).
+        (0, 0) when there are none or they cannot be read or predicted."""
+        try:
+            root = self.feedback_dir or fb.feedback_dir(self._feedback_hardware())
+            rows = fb.kernel_rows(root, _family_name(self.base_fn), PRIOR_ROWS)
+            if not rows:
+                return 0.0, 0
+            hw = self.hardware or default_hardware()
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")  # the tuning run's own predictions already warned
+                preds = predict_launches(list(fb.rows_as_launches(rows)), self.predictor, hw)
+            res = [math.log(r["latency_us"] / p) for r, p in zip(rows, preds)
+                   if math.isfinite(p) and p > 0 and r["latency_us"] > 0]
+            return (sum(res) / len(res), len(res)) if res else (0.0, 0)
+        except Exception as e:  # noqa: BLE001 - a prior is an optimisation; tuning goes on without it
+            warnings.warn(f"learned_cost: no feedback prior ({type(e).__name__}: {e})", RuntimeWarning, stacklevel=2)
+            return 0.0, 0
+
+    def _feedback_hardware(self) -> str:
+        device = "interpreter" if _is_interpreting() else (visible_device_name() or "unknown")
+        return device if device in ("interpreter", "unknown") else hardware_slug(device)
+
+    def _finish(self, key, kwargs, candidates, launches, results, report: TuningReport) -> None:
+        """Pick the best measured config, cache it like stock Triton, record
+        feedback; RuntimeError when nothing ran."""
         self.bench_time = report.bench_s
         report.benchmarked = list(results)
 
@@ -261,10 +386,7 @@ class PruningAutotuner(Autotuner):
             self._record(report, candidates, launches, results)
             raise RuntimeError(f"every autotune config failed to compile or run: {errors}")
 
-        def med(r):
-            return float(r[0][0] if isinstance(r[0], (list, tuple)) else r[0])
-
-        best = min(ok, key=lambda i: med(ok[i]))
+        best = min(ok, key=lambda i: _median(ok[i][0]))
         report.best = candidates[best]
         self.cache[key] = candidates[best]
         self.configs_timings = {candidates[i]: r[0] for i, r in results.items()}
@@ -297,7 +419,7 @@ class PruningAutotuner(Autotuner):
         # Rows are filed under the hardware that measured them: interpreter
         # timings are CPU timings and must never pass for a GPU's.
         device = "interpreter" if _is_interpreting() else (visible_device_name() or "unknown")
-        hw = device if device in ("interpreter", "unknown") else hardware_slug(device)
+        hw = self._feedback_hardware()
         root = self.feedback_dir or fb.feedback_dir(hw)
         base = self.base_fn
         path = fb.record_tuning_run(
@@ -309,29 +431,52 @@ class PruningAutotuner(Autotuner):
         report.feedback_path = str(path) if path else None
 
 
-def autotune(configs: Sequence[Config], key: Sequence[str], top_k: float = 0.25, *,
+def autotune(configs: Sequence[Config], key: Sequence[str], top_k: float | None = None, *,
+             prune: str = "topk", tolerance: float = DEFAULT_TOLERANCE, min_configs: float = DEFAULT_MIN_CONFIGS,
+             batch_size: int = DEFAULT_BATCH_SIZE, prior_from_feedback: bool = True,
              early_config_prune: Callable | None = None, predictor: Predictor | None = None,
              hardware: str | None = None, target: tuple | None = None,
              feedback: bool | None = None, feedback_dir: str | os.PathLike | None = None,
              tie_rtol: float = DEFAULT_TIE_RTOL, cache_results: bool = False,
              reset_to_zero=None, restore_value=None, pre_hook=None, post_hook=None, do_bench=None):
-    """Decorator like ``triton.autotune`` that benchmarks only the best
-    ``top_k`` configs by predicted latency.
+    """Decorator like ``triton.autotune`` that benchmarks only the configs
+    the cost model ranks best.
 
-    ``top_k``: int >= 1, or float in (0, 1] = share of the configs, rounded
-    up. ``early_config_prune``: as in Triton, applied before prediction.
-    ``predictor``: list of items -> {config: latency_us}; default
-    ``learned_cost.costmodel_bench``. ``hardware``: hardware name for the
-    cost model (default: the visible GPU's name, else ``h200``). ``target``:
-    (backend, arch, warp size) for TTIR (default: the active driver's).
-    ``feedback``: record measured timings (default on; env
-    ``LEARNED_COST_FEEDBACK=0`` turns it off); ``feedback_dir`` overrides the
-    store directory. ``tie_rtol``: predictions within this relative
-    distance of the top-k boundary count as ties and are chosen to spread
-    over the config space (0 turns that off; see ``prune``).
-    ``cache_results``: Triton's on-disk cache of tuning results (also on
-    with TRITON_CACHE_AUTOTUNING=1). The rest is passed to Triton's
-    Autotuner.
+    ``prune="topk"`` (default): benchmark the best ``top_k`` by predicted
+    latency; ``top_k``: int >= 1, or float in (0, 1] = share of the configs,
+    rounded up (default 0.25).
+
+    ``prune="adaptive"``: benchmark in predicted order, ``batch_size``
+    configs at a time; after each batch correct the remaining predictions
+    with the measured ones, and stop when no unmeasured config's optimistic
+    latency beats the best measured by more than ``tolerance`` (relative,
+    default 0.01); never fewer than ``min_configs`` (default 2; a float in
+    (0, 1) is a share of the configs, rounded up, at least 2); ``top_k``,
+    when given, caps the configs benchmarked (default: no cap). With
+    ``prior_from_feedback`` (default on), the correction starts from this
+    kernel's stored feedback rows (earlier tunings, other shapes too). See
+    ``learned_cost.autotune.adaptive``.
+
+    Both: equivalent configs (same launch) are benchmarked together;
+    fail-open (everything benchmarked) when nothing could be predicted; the
+    next configs in predicted order are tried when every benchmarked one
+    fails.
+
+    ``early_config_prune``: as in Triton, applied before prediction.
+    ``predictor``: list of items -> {config: latency_us} (values may also be
+    objects with ``latency_us`` and optionally ``latency_low_us`` /
+    ``latency_high_us``, µs); default ``learned_cost.costmodel_bench``
+    (adaptive: ``learned_cost.api.predict_items``, whose predictions may
+    carry intervals). ``hardware``: hardware name for the cost model
+    (default: the visible GPU's name, else ``h200``). ``target``: (backend,
+    arch, warp size) for TTIR (default: the active driver's). ``feedback``:
+    record measured timings (default on; env ``LEARNED_COST_FEEDBACK=0``
+    turns it off); ``feedback_dir`` overrides the store directory.
+    ``tie_rtol`` (top-k): predictions within this relative distance of the
+    top-k boundary count as ties and are chosen to spread over the config
+    space (0 turns that off; see ``prune``). ``cache_results``: Triton's
+    on-disk cache of tuning results (also on with
+    TRITON_CACHE_AUTOTUNING=1). The rest is passed to Triton's Autotuner.
 
     Example::
 
@@ -342,11 +487,18 @@ def autotune(configs: Sequence[Config], key: Sequence[str], top_k: float = 0.25,
         @triton.jit
         def kernel(x_ptr, n, BLOCK: tl.constexpr): ...
     """
-    resolve_top_k(top_k, 1)
+    if prune not in PRUNE_STRATEGIES:
+        raise ValueError(f"prune must be one of {PRUNE_STRATEGIES}, got {prune!r}")
+    if top_k is not None:
+        resolve_top_k(top_k, 1)
+    resolve_min_configs(min_configs, 1)
+    check_adaptive_settings(tolerance, 1, None, batch_size)
 
     def decorator(fn):
         return PruningAutotuner(
-            fn, fn.arg_names, list(configs), list(key), top_k=top_k, early_config_prune=early_config_prune,
+            fn, fn.arg_names, list(configs), list(key), top_k=top_k, prune=prune, tolerance=tolerance,
+            min_configs=min_configs, batch_size=batch_size, prior_from_feedback=prior_from_feedback,
+            early_config_prune=early_config_prune,
             predictor=predictor, hardware=hardware, target=target, feedback=feedback, feedback_dir=feedback_dir,
             tie_rtol=tie_rtol, cache_results=cache_results, reset_to_zero=reset_to_zero,
             restore_value=restore_value, pre_hook=pre_hook, post_hook=post_hook, do_bench=do_bench,

@@ -226,12 +226,176 @@ def scenario_default_predictor():
     return {"correct": ok, "n_benchmarked": len(r["benchmarked"]), "fail_open": r["fail_open"]}
 
 
+# Stand-in device times (ms) per (BLOCK, num_warps): test data, not
+# measurements. The true best is BLOCK=128 with 2 warps.
+TABLE_MS = {(256, 2): 0.30, (256, 4): 0.20, (128, 2): 0.10, (128, 4): 0.50, (64, 2): 0.40, (64, 4): 0.60}
+
+
+class TableBench:
+    """A benchmark that runs the launch (so results are checked) and
+    returns the table's time of the config it ran; the config is seen by a
+    pre_hook, which the stock autotuner calls with the config's values."""
+
+    def __init__(self):
+        self.last = None
+        self.order = []
+
+    def hook(self, nargs):
+        self.last = (nargs["BLOCK"], nargs["num_warps"])
+
+    def __call__(self, fn, quantiles):
+        fn()
+        self.order.append(self.last)
+        ms = TABLE_MS[self.last]
+        return [ms, ms, ms]
+
+
+class TablePredictor:
+    """Predicts TABLE_MS (as us) times ``scale``, or a reordering of it."""
+
+    def __init__(self, scale=1.0, order=None):
+        self.scale = scale
+        self.order = order  # {(BLOCK, warps): us} overriding the table
+        self.calls = []
+
+    def __call__(self, items):
+        self.calls.append(items)
+        out = {}
+        for it in items:
+            k = (_block_of(it), it["options"]["num_warps"])
+            out[it["config"]] = (self.order or {})[k] if self.order else TABLE_MS[k] * 1000.0 * self.scale
+        return out
+
+
+def adaptive_report(k, bench):
+    r = k.last_report
+    return {**report_of(k), "strategy": r.strategy, "stop_reason": r.stop_reason, "batches": r.batches,
+            "bench_order": [list(x) for x in bench.order], "prior_rows": r.prior_rows, "prior_offset": r.prior_offset}
+
+
+def scenario_adaptive():
+    out = {}
+    # a model right up to a constant factor: sure after min_configs
+    bench = TableBench()
+    k = autotune(configs(pre_hook=bench.hook), key=["n"], prune="adaptive", predictor=TablePredictor(3.0),
+                 do_bench=bench, feedback=False, prior_from_feedback=False)(add_kernel)
+    ok = run(k)
+    out["accurate"] = {**adaptive_report(k, bench), "correct": ok}
+    # a model that ranks the true best last, with every prediction close:
+    # the search must keep going until it has measured it
+    wrong = {(256, 2): 100.0, (256, 4): 101.0, (64, 2): 102.0, (64, 4): 103.0, (128, 4): 104.0, (128, 2): 105.0}
+    bench = TableBench()
+    k = autotune(configs(pre_hook=bench.hook), key=["n"], prune="adaptive", predictor=TablePredictor(order=wrong),
+                 do_bench=bench, feedback=False, prior_from_feedback=False)(add_kernel)
+    ok = run(k)
+    out["wrong"] = {**adaptive_report(k, bench), "correct": ok}
+    # the accurate model with a floor of half the configs
+    bench = TableBench()
+    k = autotune(configs(pre_hook=bench.hook), key=["n"], prune="adaptive", min_configs=0.5,
+                 predictor=TablePredictor(3.0), do_bench=bench, feedback=False, prior_from_feedback=False)(add_kernel)
+    ok = run(k)
+    out["floor"] = {**adaptive_report(k, bench), "correct": ok}
+    # the same wrong model capped by top_k=3
+    bench = TableBench()
+    k = autotune(configs(pre_hook=bench.hook), key=["n"], prune="adaptive", top_k=3,
+                 predictor=TablePredictor(order=wrong), do_bench=bench, feedback=False,
+                 prior_from_feedback=False)(add_kernel)
+    ok = run(k)
+    out["capped"] = {**adaptive_report(k, bench), "correct": ok}
+    return out
+
+
+def scenario_adaptive_fallback():
+    rec = Recorder()
+    k = autotune(configs(pre_hook=failing_hook), key=["n"], prune="adaptive", top_k=2, predictor=rec,
+                 do_bench=cpu_bench, feedback=False)(add_kernel)
+    ok = run(k, n=1200)
+    return {**report_of(k), "correct": ok, "stop_reason": k.last_report.stop_reason}
+
+
+def scenario_adaptive_prior(feedback_dir):
+    # first tuning of the kernel records feedback; a later tuning of the same
+    # kernel (a new decorator instance, another shape) starts from it
+    bench = TableBench()
+    pred = TablePredictor(0.5)  # the model predicts half the stand-in times
+    k1 = autotune(configs(pre_hook=bench.hook), key=["n"], prune="adaptive", predictor=pred,
+                  do_bench=bench, feedback_dir=feedback_dir)(add_kernel)
+    ok1 = run(k1, n=1000)
+    first = adaptive_report(k1, bench)
+    bench2 = TableBench()
+    k2 = autotune(configs(pre_hook=bench2.hook), key=["n"], prune="adaptive", predictor=TablePredictor(0.5),
+                  do_bench=bench2, feedback_dir=feedback_dir)(add_kernel)
+    ok2 = run(k2, n=1500)
+    bench3 = TableBench()
+    k3 = autotune(configs(pre_hook=bench3.hook), key=["n"], prune="adaptive", predictor=TablePredictor(0.5),
+                  do_bench=bench3, feedback_dir=feedback_dir, prior_from_feedback=False)(add_kernel)
+    ok3 = run(k3, n=1500)
+    return {"correct": ok1 and ok2 and ok3, "first": first, "second": adaptive_report(k2, bench2),
+            "off": adaptive_report(k3, bench3)}
+
+
+def scenario_adaptive_default_predictor():
+    # the real cost model through predict_items (Predictions, maybe with
+    # intervals): tuning must finish with a right result
+    k = autotune(configs(), key=["n"], prune="adaptive", do_bench=cpu_bench, feedback=False)(add_kernel)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        ok = run(k)
+    r = k.last_report
+    return {"correct": ok, "n_benchmarked": len(r.benchmarked), "stop_reason": r.stop_reason,
+            "n_predicted": sum(1 for p in r.predictions if p != float("inf"))}
+
+
+class StandInAutotuner:
+    """The part of an autotuner a prune hook sees (stock Triton's and
+    triton-ascend 3.2's ``prune_configs`` alike): ``early_config_prune(
+    configs, named_args, **launch_kwargs)`` once per key, then benchmark
+    what it returned. No NPU here: this stands in for triton-ascend's."""
+
+    def __init__(self, configs, prune_hook):
+        self.configs = configs
+        self.prune_hook = prune_hook
+
+    def tune(self, named_args, grid):
+        return self.prune_hook(self.configs, named_args, grid=grid, warmup=False)
+
+
+def scenario_config_pruner():
+    from learned_cost.autotune import make_config_pruner
+
+    out = {}
+    # 1. stock triton.autotune as the host, kernel found on the call stack
+    rec = Recorder()
+    k = triton.autotune(configs(), key=["n"], do_bench=cpu_bench,
+                        prune_configs_by={"early_config_prune": make_config_pruner(top_k=0.25, predictor=rec)})(add_kernel)
+    ok = run(k)
+    out["stock"] = {"correct": ok, "benchmarked": [cfg_dict(c) for c in k.configs_timings], "n_items": len(rec.calls[0])}
+    # 2. a stand-in autotuner, kernel bound explicitly
+    n = 1000
+    x = torch.randn(n)
+    named = {"x_ptr": x, "y_ptr": x, "out_ptr": torch.empty(n), "n": n}
+    for name, pred in (("standin", Recorder()), ("standin_fail_open", Recorder(result={}))):
+        pruner = make_config_pruner(add_kernel, top_k=0.25, predictor=pred)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            kept = StandInAutotuner(configs(unused=(0, 1)), pruner).tune(named, grid_for(n))
+        out[name] = {"kept": [cfg_dict(c) for c in kept], "fail_open": pruner.last_plan.fail_open}
+    return out
+
+
 def main(names):
     out = {}
     for name in names:
         fn = globals()[f"scenario_{name}"]
         try:
-            out[name] = fn()
+            if name == "adaptive_prior":
+                # a store of its own, inside the test's cache directory
+                import tempfile
+
+                root = os.environ.get("XDG_CACHE_HOME") or tempfile.gettempdir()
+                out[name] = fn(tempfile.mkdtemp(prefix="lc-prior-", dir=root))
+            else:
+                out[name] = fn()
         except Exception as e:  # noqa: BLE001 - reported to the test, which fails
             out[name] = {"error": f"{type(e).__name__}: {e}"}
     print(json.dumps(out, default=repr))

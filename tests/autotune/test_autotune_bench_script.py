@@ -59,3 +59,13 @@ def test_replay_reproduces_recorded_plan(tmp_path):
     # same model, same plan: the replayed regret equals the recorded one
     assert float(cells[4]) == pytest.approx(want, abs=1e-4)
     assert float(cells[5]) == pytest.approx(want, abs=1e-4)
+
+
+def test_dry_run_passes_the_strategy_through(tmp_path):
+    # adaptive without --top-k has no cap: the plan keeps the whole space in
+    # predicted order (the search itself needs a device to measure)
+    proc = subprocess.run([sys.executable, str(SCRIPT), "--out", str(tmp_path), "--dry-run", "--prune", "adaptive",
+                           "--families", "add", "--max-shapes", "1"], capture_output=True, text=True, timeout=240,
+                          check=False)
+    assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
+    assert "| add | 1048576 | 18 (TTIR 18) | 18 |" in (tmp_path / "bench_autotune_dryrun.md").read_text()

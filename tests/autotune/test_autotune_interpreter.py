@@ -21,6 +21,7 @@ SCRIPT = Path(__file__).with_name("autotune_interp_scenarios.py")
 SCENARIOS = [
     "basic", "groups", "fail_open", "fallback", "all_fail", "early_prune",
     "feedback_switch", "stock_perf_model", "callable_package", "default_predictor",
+    "adaptive", "adaptive_fallback", "adaptive_prior", "adaptive_default_predictor", "config_pruner",
 ]
 
 
@@ -161,3 +162,82 @@ def test_feedback_rows_in_dataset_schema(results, run_dir):
     assert set(failed["status"]) == {"runtime_error"}
     assert failed["latency_us"].isna().all()
     assert failed["error"].str.contains("cannot run|nothing runs").all()
+
+
+# ------------------------------------------------------------ adaptive
+def _pair(c):
+    return [c["BLOCK"], c["num_warps"]]
+
+
+def test_adaptive_accurate_model_stops_after_min_configs(results):
+    r = results["adaptive"]["accurate"]
+    assert r["correct"] and r["strategy"] == "adaptive"
+    # predictions are the stand-in times x3: the two best predicted are the
+    # two fastest, and nothing left can beat 0.10 ms
+    assert r["bench_order"] == [[128, 2], [256, 4]]
+    assert r["stop_reason"] == "confident" and _pair(r["best"]) == [128, 2]
+
+
+def test_adaptive_wrong_model_keeps_going_to_the_true_best(results):
+    r = results["adaptive"]["wrong"]
+    assert r["correct"]
+    # the model ranks (128, 2) last of six near-equal predictions
+    assert _pair(r["best"]) == [128, 2]
+    assert len(r["bench_order"]) > 2 and r["bench_order"][:2] == [[256, 2], [256, 4]]
+    # measured residuals reorder the rest: (128, 4) jumps (64, 2), predicted third
+    assert r["bench_order"][2] != [64, 2]
+    assert r["kept"][: len(r["benchmarked"])] == r["kept"]
+
+
+def test_adaptive_floor_as_a_share(results):
+    r = results["adaptive"]["floor"]
+    # min_configs=0.5 of 6: three, in predicted (= true) order, then sure
+    assert r["correct"] and r["bench_order"] == [[128, 2], [256, 4], [256, 2]]
+    assert r["stop_reason"] == "confident"
+
+
+def test_adaptive_top_k_caps_the_search(results):
+    r = results["adaptive"]["capped"]
+    assert r["correct"] and r["stop_reason"] == "max_configs"
+    assert len(r["bench_order"]) == 3
+
+
+def test_adaptive_fallback_when_benchmarked_configs_fail(results):
+    r = results["adaptive_fallback"]
+    assert r["correct"] and r["fallback_used"]
+    # BLOCK=256 (predicted best, both warp counts) fail; the cap is 2; the next one runs
+    assert r["benchmarked"] == [_cfg(256, 2), _cfg(256, 4), _cfg(128, 2)]
+    assert r["best"] == _cfg(128, 2)
+
+
+def test_adaptive_starts_from_the_kernels_feedback(results):
+    r = results["adaptive_prior"]
+    assert r["correct"]
+    assert r["first"]["prior_rows"] == 0 and r["first"]["feedback_path"]
+    # the stand-in times are twice the predictions: the stored rows give ln 2
+    assert r["second"]["prior_rows"] == len(r["first"]["benchmarked"])
+    assert r["second"]["prior_offset"] == pytest.approx(math.log(2.0), rel=1e-6)
+    assert r["off"]["prior_rows"] == 0 and r["off"]["prior_offset"] == 0.0
+
+
+def test_adaptive_with_the_real_cost_model(results):
+    r = results["adaptive_default_predictor"]
+    assert r["correct"] and r["n_benchmarked"] >= 2
+    assert r["stop_reason"] in ("confident", "exhausted", "fail-open")
+
+
+# ------------------------------------------------- early_config_prune hook
+def test_config_pruner_in_stock_autotune(results):
+    r = results["config_pruner"]["stock"]
+    assert r["correct"] and r["n_items"] == 6
+    # ceil(0.25 * 6) = 2, where stock perf_model/top_k would keep int(1.5) = 1
+    assert r["benchmarked"] == [_cfg(256, 2), _cfg(256, 4)]
+
+
+def test_config_pruner_in_a_stand_in_autotuner(results):
+    r = results["config_pruner"]["standin"]
+    # 12 configs, UNUSED=0/1 pairs are one launch: ceil(0.25 * 12) = 3 -> two whole pairs
+    assert r["kept"] == [_cfg(256, 2, 0), _cfg(256, 2, 1), _cfg(256, 4, 0), _cfg(256, 4, 1)]
+    assert not r["fail_open"]
+    r = results["config_pruner"]["standin_fail_open"]
+    assert r["fail_open"] and len(r["kept"]) == 12
