@@ -288,9 +288,9 @@ def cmd_hardware_measured(args: argparse.Namespace) -> int:
     profile_from_dict(raw, path=profile.path)  # validate before writing anything
     text = json.dumps(raw, indent=2, ensure_ascii=False) + "\n"
     if args.write:
-        tmp = Path(profile.path).with_suffix(".json.tmp")
-        tmp.write_text(text, encoding="utf-8")
-        os.replace(tmp, profile.path)
+        from .safe_io import atomic_write
+
+        atomic_write(profile.path, lambda tmp: tmp.write_text(text, encoding="utf-8"))
         print(f"wrote the measured block of {profile.name} to {profile.path}")
     else:
         sys.stdout.write(text)

@@ -15,7 +15,6 @@ keys (last one wins).
 
 from __future__ import annotations
 
-import os
 import uuid
 from dataclasses import dataclass
 from pathlib import Path
@@ -25,6 +24,7 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from .safe_io import atomic_write
 from .ttir.normalize import strip_locations, ttir_digest
 
 DATASET_SCHEMA_VERSION = 1
@@ -118,9 +118,7 @@ class ProfileStore:
         self.root.mkdir(parents=True, exist_ok=True)
         name = f"{prefix}-{pd.Timestamp.now('UTC').strftime('%Y%m%dT%H%M%S')}-{uuid.uuid4().hex[:8]}.parquet"
         final = self.root / name
-        tmp = self.root / (name + ".tmp")
-        pq.write_table(table, tmp, compression="zstd", compression_level=9)
-        os.replace(tmp, final)
+        atomic_write(final, lambda tmp: pq.write_table(table, tmp, compression="zstd", compression_level=9))
         return final
 
     # ------------------------------------------------------------ reading

@@ -74,3 +74,27 @@ def read_regular_file(path: str | os.PathLike, max_bytes: int, what: str = "file
         raise FileReadError(f"{what} {p!r} cannot be read: {e.strerror}") from None
     finally:
         os.close(fd)
+
+
+def atomic_write(path: str | os.PathLike, write, mode: int = 0o644) -> None:
+    """Write ``path`` whole or not at all: ``write(tmp)`` fills a temporary
+    file beside it (same folder, so the rename is atomic), which then
+    replaces ``path``. A reader never sees half a file, and a writer killed
+    midway leaves at most a hidden ``.tmp`` file. The result gets ``mode``
+    (temporary files are created private)."""
+    import tempfile
+    from pathlib import Path
+
+    path = Path(path)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix="." + path.name + ".", suffix=".tmp")
+    os.close(fd)
+    try:
+        write(Path(tmp))
+        os.chmod(tmp, mode)
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise

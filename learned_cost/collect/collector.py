@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from ..dataset import ProfileStore
+from ..safe_io import atomic_write
 from ..ttir.normalize import strip_locations, ttir_digest
 from .bindings import arg_bindings
 from .devices import Device
@@ -552,9 +553,7 @@ def export_store(src: Path, dst: Path, tag: str) -> list[Path]:
                     keep.append(i)
             table = table.take(pa.array(keep, type=pa.int64()))
         final = dst / f"{prefix}-{tag}.parquet"
-        tmp = dst / f".{prefix}-{tag}.parquet.tmp"
-        pq.write_table(table, tmp, compression="zstd", compression_level=9)
-        os.replace(tmp, final)
+        atomic_write(final, lambda tmp, table=table: pq.write_table(table, tmp, compression="zstd", compression_level=9))
         out.append(final)
     return out
 

@@ -23,7 +23,6 @@ import hashlib
 import json
 import math
 import os
-import tempfile
 import threading
 import warnings
 from collections.abc import Sequence
@@ -33,6 +32,7 @@ from pathlib import Path
 import numpy as np
 
 from ..features.schema import FEATURE_SCHEMA_VERSION, feature_names
+from ..safe_io import atomic_write
 from .model_file import check_model_text
 
 MODEL_FILE = "model.txt"
@@ -408,13 +408,5 @@ def _interval_logs(d: dict) -> tuple[float, float] | None:
 
 
 def _atomic_write(path: Path, data: bytes) -> None:
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=path.name + ".", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(data)
-        os.chmod(tmp, 0o644)  # mkstemp makes 0600; an installed model must be readable by every user
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
+    # 0644: an installed model must be readable by every user
+    atomic_write(path, lambda tmp: tmp.write_bytes(data), mode=0o644)

@@ -28,6 +28,7 @@ import pandas as pd
 
 from ..autotune.feedback import SOURCE as FEEDBACK_SOURCE
 from ..models.learned import ANALYTIC_INPUT, input_names, input_vector
+from ..safe_io import atomic_write
 
 META_COLS = ("key", "family", "group", "kernel", "dtype", "ttir_digest", "latency_us")
 ANALYTIC_COL = "analytic_us"
@@ -246,9 +247,7 @@ def cached_features_table(rows: pd.DataFrame, ttir: dict[str, str], profile, cac
         path.parent.mkdir(parents=True, exist_ok=True)
         for target, write in ((side, lambda p: p.write_text(json.dumps(ft.dropped))),
                               (path, lambda p: ft.table.to_parquet(p, index=False))):
-            tmp = target.with_name(target.name + f".{os.getpid()}.tmp")
-            write(tmp)
-            os.replace(tmp, target)
+            atomic_write(target, write)
     except OSError:  # a read-only or full cache never stops training
         pass
     return ft

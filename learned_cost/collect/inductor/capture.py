@@ -201,9 +201,9 @@ def load_kernel(source: str, cache_dir: Path | None = None) -> Any:
     root.mkdir(parents=True, exist_ok=True)
     path = root / f"k_{key}.py"
     if not path.exists():
-        tmp = path.with_suffix(f".{os.getpid()}.tmp")
-        tmp.write_text(text)
-        os.replace(tmp, path)
+        from ...safe_io import atomic_write
+
+        atomic_write(path, lambda tmp: tmp.write_text(text))
     spec = importlib.util.spec_from_file_location(f"learned_cost_inductor_{key}", path)
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)
@@ -292,9 +292,9 @@ def save_tensors(path: Path, specs: list[ArgSpec], values: list[Any], before: di
         p = v.untyped_storage().data_ptr()
         inputs[spec.storage] = before[p].cpu()
         outputs[spec.storage] = _storage_bytes(v).cpu().clone()
-    tmp = path.with_suffix(".tmp")
-    torch.save({"inputs": inputs, "outputs": outputs}, tmp)
-    tmp.replace(path)
+    from ...safe_io import atomic_write
+
+    atomic_write(path, lambda tmp: torch.save({"inputs": inputs, "outputs": outputs}, tmp))
 
 
 def load_tensors(path: Path) -> dict[str, dict[int, Any]]:

@@ -31,6 +31,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
+from ...safe_io import atomic_write
 from .capture import (
     Capture,
     capture_id,
@@ -330,9 +331,7 @@ def consolidate(out_root: Path, dest: Path) -> int:
         cols["capture"].append(c.to_json())
     dest = Path(dest)
     dest.parent.mkdir(parents=True, exist_ok=True)
-    tmp = dest.with_name("." + dest.name + ".tmp")
-    pq.write_table(pa.table(cols), tmp, compression="zstd", compression_level=9)
-    os.replace(tmp, dest)
+    atomic_write(dest, lambda tmp: pq.write_table(pa.table(cols), tmp, compression="zstd", compression_level=9))
     return len(rows)
 
 
