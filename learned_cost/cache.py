@@ -26,12 +26,13 @@ import hashlib
 import json
 import math
 import os
-import tempfile
 import threading
 from collections import OrderedDict
 from collections.abc import Hashable, Mapping
 from pathlib import Path
 from typing import Any
+
+from .safe_io import atomic_write
 
 DEFAULT_MAXSIZE = 65536
 ENTRY_BYTES = 240  # one memory entry: 64-character key string, float, tuple, dict slot
@@ -189,17 +190,7 @@ class DiskCache:
         entry = {"format": _DISK_FORMAT, "key": key, "latency_us": value, "check": _entry_check(key, value)}
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
-            fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-", suffix=".json")
-            try:
-                with os.fdopen(fd, "w", encoding="utf-8") as fh:
-                    json.dump(entry, fh)
-                os.replace(tmp, path)
-            except BaseException:
-                try:
-                    os.unlink(tmp)
-                except OSError:
-                    pass
-                raise
+            atomic_write(path, lambda tmp: tmp.write_text(json.dumps(entry), encoding="utf-8"))
         except OSError:
             # A read-only or full cache folder must not break predictions.
             pass
