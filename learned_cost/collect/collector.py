@@ -17,7 +17,7 @@ import os
 import sys
 import time
 import traceback
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
@@ -113,10 +113,6 @@ def launch_options(config: dict) -> dict:
     return {"num_warps": int(config["num_warps"]), "num_stages": int(config["num_stages"])}
 
 
-def _kernel_args(launch: Launch, for_warmup: bool) -> list:
-    return [a.dtype if (for_warmup and _is_tensor(a)) else a for a in launch.args]
-
-
 def classify_error(exc: BaseException) -> str:
     name = type(exc).__name__
     text = f"{name}: {exc}"
@@ -153,6 +149,38 @@ def _worker_init(kind: str, extra_modules: Sequence[str] = ()) -> None:
             load_module(m)
 
 
+def compile_launch(kernel: Any, args: Sequence[Any], constexprs: Mapping[str, Any], options: Mapping[str, Any],
+                   grid: tuple) -> dict:
+    """Compile one launch in a pool worker (started by :func:`_worker_init`)
+    and return its TTIR texts: on a device ``warmup`` fills Triton's on-disk
+    cache, which the timing process then hits; under the interpreter the TTIR
+    is generated for an sm_90 CUDA target. Tensors in ``args`` may be on
+    device "meta". Raises what compiling raises."""
+    if _WORKER_KIND == "interpreter":
+        from .ttir_gen import generate_ttir
+
+        t = generate_ttir(kernel, args, constexprs, options)
+        return {"ok": True, "ttir": strip_locations(t.optimized), "raw": strip_locations(t.raw)}
+    warm = [a.dtype if _is_tensor(a) else a for a in args]
+    compiled = kernel.warmup(*warm, grid=grid, **dict(constexprs), **dict(options))
+    asm = getattr(compiled, "asm", {}) or {}
+    return {
+        "ok": True,
+        "ttir": strip_locations(asm["ttir"]) if "ttir" in asm else "",
+        "raw": strip_locations(asm["source"]) if "source" in asm else "",
+    }
+
+
+def launch_ttir(res: Mapping[str, Any], compiled: Any) -> tuple[str, str]:
+    """(optimized, raw) TTIR of a launch: the pool's compile result, else the
+    launched kernel's own ``asm``; optimized is "" when neither has it."""
+    opt, raw = res.get("ttir", ""), res.get("raw", "")
+    asm = getattr(compiled, "asm", None)
+    if not opt and asm is not None and "ttir" in asm:
+        opt, raw = strip_locations(asm["ttir"]), strip_locations(asm["source"]) if "source" in asm else ""
+    return opt, raw
+
+
 def compile_task(family_name: str, shape: dict, dtype: str, config: dict) -> dict:
     """Compile one config in a pool worker. On a device, ``warmup`` fills
     Triton's on-disk cache, which the main process then hits; under the
@@ -165,21 +193,7 @@ def compile_task(family_name: str, shape: dict, dtype: str, config: dict) -> dic
         fam = get_family(family_name)
         inputs = fam.make_inputs(shape, dtype, "meta")
         launch = fam.launch(inputs, shape, config, dtype)
-        opts = launch_options(config)
-        if _WORKER_KIND == "interpreter":
-            from .ttir_gen import generate_ttir
-
-            t = generate_ttir(fam.kernel, launch.args, launch.constexprs, opts)
-            return {"ok": True, "ttir": strip_locations(t.optimized), "raw": strip_locations(t.raw)}
-        compiled = fam.kernel.warmup(
-            *_kernel_args(launch, for_warmup=True), grid=launch.grid, **dict(launch.constexprs), **opts
-        )
-        asm = getattr(compiled, "asm", {}) or {}
-        return {
-            "ok": True,
-            "ttir": strip_locations(asm["ttir"]) if "ttir" in asm else "",
-            "raw": strip_locations(asm["source"]) if "source" in asm else "",
-        }
+        return compile_launch(fam.kernel, launch.args, launch.constexprs, launch_options(config), launch.grid)
     except Exception as exc:  # noqa: BLE001  (any failure is recorded as the config's)
         return {"ok": False, "status": classify_error(exc), "error": _short(exc)}
 
@@ -227,6 +241,7 @@ class StoreWriter:
         self.ttir_known: set[str] = set()
         self.summary = Summary()
         self.last_flush = self.last_export = time.monotonic()
+        self.raw_kept: set[str] = set()  # groups whose raw TTIR is stored
 
     def remaining(self) -> float:
         """Seconds left before the deadline (inf without one)."""
@@ -277,6 +292,21 @@ class StoreWriter:
         bar.update(1)
         self.flush()
 
+    def _fill_ttir(self, row: dict, res: Mapping[str, Any], compiled: Any, param_names: Sequence[str],
+                   args: Sequence[Any]) -> None:
+        """TTIR digests and arg_bindings of a launch. Runtime integers do not
+        change the compiled kernel beyond its specialization, so one TTIR
+        serves every launch with the same compile key; the raw form is kept
+        for a sample: the first config of each group."""
+        opt, raw = launch_ttir(res, compiled)
+        if not opt:
+            raise RuntimeError(f"no TTIR for {row['group']} {row['config']}")
+        row["ttir_digest"] = self._keep_ttir(opt, "optimized")
+        if raw and row["group"] not in self.raw_kept:
+            row["ttir_raw_digest"] = self._keep_ttir(raw, "raw")
+            self.raw_kept.add(row["group"])
+        row["arg_bindings"] = arg_bindings(param_names, args, opt)
+
     def _record_timed(self, row: dict, b, bar) -> None:
         """Record a checked, timed launch (``b``: a BenchResult in ms)."""
         row.update(correct=True, latency_us=b.median_ms * 1e3, latency_p20_us=b.p20_ms * 1e3,
@@ -301,7 +331,6 @@ class Collector(StoreWriter):
     def __init__(self, opts: CollectOptions) -> None:
         self._init_writer(opts)
         self.device = Device(opts.device, warmup_ms=opts.warmup_ms, rep_ms=opts.rep_ms)
-        self.raw_kept: set[str] = set()
         self.pool = None
         self.futures: dict[str, Any] = {}
 
@@ -458,7 +487,7 @@ class Collector(StoreWriter):
                 _init_output(inputs[fam.output], fam.init_output)
                 compiled = fn()
                 self.device.synchronize()
-                self._fill_ttir(row, g, fam, launch, ck, res, compiled)
+                self._fill_ttir(row, res, compiled, _param_names(fam.kernel), launch.args)
                 err = relative_error(inputs[fam.output], ref)
                 if not err <= tol:
                     row.update(status="wrong_result", error=f"relative L2 error {err:.3g} > tolerance {tol:g}")
@@ -473,23 +502,6 @@ class Collector(StoreWriter):
             self._record_timed(row, b, bar)
         del inputs, ref
         return stop
-
-    def _fill_ttir(self, row, g, fam, launch, ck, res, compiled) -> None:
-        """TTIR digests and arg_bindings of the launch. Runtime integers do
-        not change the compiled kernel beyond its specialization, so one
-        TTIR serves every launch with the same compile key."""
-        opt, raw = res.get("ttir", ""), res.get("raw", "")
-        asm = getattr(compiled, "asm", None)
-        if not opt and asm is not None and "ttir" in asm:
-            opt, raw = strip_locations(asm["ttir"]), strip_locations(asm["source"]) if "source" in asm else ""
-        if not opt:
-            raise RuntimeError(f"no TTIR for {g.group} {row['config']}")
-        row["ttir_digest"] = self._keep_ttir(opt, "optimized")
-        if raw and g.group not in self.raw_kept:
-            # the raw form is kept for a sample: the first config of each group
-            row["ttir_raw_digest"] = self._keep_ttir(raw, "raw")
-            self.raw_kept.add(g.group)
-        row["arg_bindings"] = arg_bindings(_param_names(fam.kernel), launch.args, opt)
 
 
 def _param_names(kernel: Any) -> list[str]:

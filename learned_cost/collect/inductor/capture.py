@@ -380,4 +380,4 @@ def main_dtype(specs: list[ArgSpec]) -> str:
             by[a.dtype] = by.get(a.dtype, 0) + a.storage_nbytes
     floats = {k: v for k, v in by.items() if k in names}
     pick = max(floats, key=floats.get) if floats else (max(by, key=by.get) if by else "")
-    return names.get(pick, pick.replace("int", "int") if pick else "none")
+    return names.get(pick, pick or "none")

@@ -31,9 +31,17 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ...ttir.normalize import strip_locations
-from ..bindings import arg_bindings
-from ..collector import _FATAL_MARKERS, StoreWriter, Summary, _progress, _short, classify_error
+from ..collector import (
+    _FATAL_MARKERS,
+    StoreWriter,
+    Summary,
+    _progress,
+    _short,
+    _worker_init,
+    classify_error,
+    compile_launch,
+    launch_options,
+)
 from ..devices import Device
 from ..family import canonical_json, next_pow2
 from ..plan import row_key
@@ -116,7 +124,7 @@ def config_space(cap: Capture, max_configs: int = 48) -> list[dict]:
     first = [orig] + [c for c in same_blocks if c != orig]
     rest = [c for c in all_cfgs if c not in first]
     rest.sort(key=lambda c: hashlib.sha256((cap.capture_id + canonical_json(c)).encode()).hexdigest())
-    return (first + rest)[: max(max_configs, 1)] if len(first) < max_configs else first[:max_configs]
+    return (first + rest)[:max_configs]
 
 
 def replay_order(caps: Sequence[Capture]) -> list[Capture]:
@@ -190,40 +198,13 @@ def grid_for(cap: Capture, cfg: dict) -> tuple[int, int, int]:
     return launch_grid(cap.grid_meta, scope, block)
 
 
-def _warmup_args(cap: Capture) -> list:
-    from .capture import torch_dtype
-
-    return [torch_dtype(a.dtype) if a.kind == "tensor" else (None if a.kind == "none" else a.value) for a in cap.args]
-
-
-_WORKER_KIND = ""
-
-
-def _worker_init(kind: str) -> None:
-    global _WORKER_KIND
-    _WORKER_KIND = kind
-    if kind == "interpreter":
-        os.environ["TRITON_INTERPRET"] = "0"
-    else:
-        Device(kind).setup()
-
-
 def compile_task(cap_json: str, cfg: dict) -> dict:
     """Compile one config in a pool worker (fills Triton's disk cache, which
     the timing process then hits) and return its TTIR texts."""
     try:
         cap = Capture.from_json(cap_json)
-        kernel = load_kernel(cap.source)
-        grid = grid_for(cap, cfg)
-        opts = {"num_warps": int(cfg["num_warps"]), "num_stages": int(cfg["num_stages"])}
-        if _WORKER_KIND == "interpreter":
-            from ..ttir_gen import generate_ttir
-
-            t = generate_ttir(kernel, _meta_args(cap), _constexprs(cap, cfg), opts)
-            return {"ok": True, "ttir": strip_locations(t.optimized), "raw": strip_locations(t.raw)}
-        compiled = kernel.warmup(*_warmup_args(cap), grid=grid, **_constexprs(cap, cfg), **opts)
-        asm = getattr(compiled, "asm", {}) or {}
-        return {"ok": True, "ttir": strip_locations(asm.get("ttir", "")), "raw": strip_locations(asm.get("source", ""))}
+        return compile_launch(load_kernel(cap.source), _meta_args(cap), _constexprs(cap, cfg),
+                              launch_options(cfg), grid_for(cap, cfg))
     except Exception as exc:  # noqa: BLE001  (recorded as the config's failure)
         return {"ok": False, "status": classify_error(exc), "error": _short(exc)}
 
@@ -355,7 +336,7 @@ class Replayer(StoreWriter):
         jobs = self.opts.jobs or max(1, (os.cpu_count() or 2) - 1)
         if not self.device.compiles:
             jobs = min(jobs, 2)
-        self.pool = mp.get_context("spawn").Pool(jobs, initializer=_worker_init, initargs=(self.device.kind,))
+        self.pool = mp.get_context("spawn").Pool(jobs, initializer=_worker_init, initargs=(self.device.kind, ()))
         bar = _progress(total, self.opts.progress)
         compiles: dict[str, Any] = {}  # compile key -> the pool's result, shared
         try:
@@ -373,8 +354,7 @@ class Replayer(StoreWriter):
                 if self.remaining() < 5:
                     self.summary.stopped = "deadline"
                     break
-                versions = json.dumps({**base_versions, "program": p.cap.program,
-                                       "harvested_with": p.cap.versions}, sort_keys=True)
+                versions = {**base_versions, "program": p.cap.program, "harvested_with": p.cap.versions}
                 if self._run_capture(p, torch, bar, versions):
                     break
                 self.summary.groups += 1
@@ -409,8 +389,11 @@ class Replayer(StoreWriter):
                 return f
         return None
 
-    def _run_capture(self, p: _Pending, torch, bar, versions: str) -> bool:
-        """Measure one capture's configs; True when the run must stop."""
+    def _run_capture(self, p: _Pending, torch, bar, provenance: dict) -> bool:
+        """Measure one capture's configs; True when the run must stop.
+        ``provenance`` is the rows' ``versions`` record, to which the kind
+        of reference is added once it is known."""
+        versions = json.dumps(provenance, sort_keys=True)
         cap = p.cap
         dev = self.device.torch_device
         nbytes = sum({a.storage: a.storage_nbytes for a in cap.args if a.kind == "tensor"}.values())
@@ -443,9 +426,8 @@ class Replayer(StoreWriter):
                 row.update(status="runtime_error", error=f"inputs/reference: {msg}")
                 self._record(row, bar)
             return any(m in msg.lower() for m in _FATAL_MARKERS)
-        versions = json.dumps({**json.loads(versions), "reference": reference}, sort_keys=True)
+        versions = json.dumps({**provenance, "reference": reference}, sort_keys=True)
         tol = TOLERANCE.get(cap.dtype, 0.0)
-        raw_kept = False
         todo = list(zip(p.cfgs, p.keys, p.futures))
         waiting_since = time.monotonic()
         while todo:
@@ -471,7 +453,7 @@ class Replayer(StoreWriter):
                 row.update(status=res["status"], error=res["error"])
                 self._record(row, bar)
                 continue
-            kw = {**_constexprs(cap, cfg), "num_warps": int(cfg["num_warps"]), "num_stages": int(cfg["num_stages"])}
+            kw = {**_constexprs(cap, cfg), **launch_options(cfg)}
 
             def fn(kernel=kernel, grid=grid, args=args, kw=kw):
                 return kernel[grid](*args, **kw)
@@ -481,17 +463,7 @@ class Replayer(StoreWriter):
                     work[k].copy_(v)
                 compiled = fn()
                 self.device.synchronize()
-                opt, raw = res.get("ttir", ""), res.get("raw", "")
-                asm = getattr(compiled, "asm", None)
-                if not opt and asm is not None and "ttir" in asm:
-                    opt, raw = strip_locations(asm["ttir"]), strip_locations(asm.get("source", ""))
-                if not opt:
-                    raise RuntimeError("no TTIR for the launch")
-                row["ttir_digest"] = self._keep_ttir(opt, "optimized")
-                if raw and not raw_kept:
-                    row["ttir_raw_digest"] = self._keep_ttir(raw, "raw")
-                    raw_kept = True
-                row["arg_bindings"] = arg_bindings(_names(cap), list(args), opt)
+                self._fill_ttir(row, res, compiled, _names(cap), args)
                 err = compare(cap, work, ref)
                 if not err <= tol:
                     row.update(status="wrong_result", error=f"relative L2 error {err:.3g} > tolerance {tol:g}")
