@@ -33,7 +33,9 @@ dest.write_text(json.dumps(summary, indent=1))
 PY
 fi
 inputs=()
-[ -f "$caps" ] && inputs+=("$caps")
+for f in "$out"/captures-h200-"$tag".parquet "$out"/captures-h200-"$tag"-p*.parquet; do
+  [ -f "$f" ] && inputs+=("$f")  # one file, or numbered parts when large
+done
 [ -d data/inductor ] && inputs+=(data/inductor)
 if [ "$replay_s" -gt 0 ] && [ ${#inputs[@]} -gt 0 ]; then
   python3 -m learned_cost.collect.inductor replay "${inputs[@]}" --tensors "$work/harvest" --out "$work/store" \

@@ -253,8 +253,16 @@ def test_launch_recorder_captures_once_and_never_disturbs_the_launch(tmp_path):
     g = got[0]
     assert (g.config, g.grid, g.num_warps, g.kernel_name) == (cap.config, cap.grid, cap.num_warps, cap.kernel_name)
     assert (tmp_path / "toy" / "tensors" / f"{g.capture_id}.pt").exists()
-    assert consolidate(tmp_path, tmp_path / "captures-x.parquet") == 1
+    assert consolidate(tmp_path, tmp_path / "captures-x.parquet") == [tmp_path / "captures-x.parquet"]
     assert [c.capture_id for c in load_captures([tmp_path / "captures-x.parquet"])] == [g.capture_id]
+    # a second capture of another kernel, and parts too small for two: one part each
+    other = Capture.from_json(g.to_json().replace(g.capture_id, "f" * len(g.capture_id)))
+    with open(tmp_path / "toy" / "captures.jsonl", "a") as f:
+        f.write(other.to_json() + "\n")
+    parts = consolidate(tmp_path, tmp_path / "split" / "captures-y.parquet", part_bytes=len(g.to_json()) + 1)
+    assert [p.name for p in parts] == ["captures-y-p0.parquet", "captures-y-p1.parquet"]
+    ids = sorted(c.capture_id for c in load_captures([tmp_path / "split"]))
+    assert ids == sorted([g.capture_id, other.capture_id])
 
 
 # ---------------------------------------------------------------- replay, end to end

@@ -23,7 +23,7 @@ def add_harvest_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--entry-timeout", type=float, default=600.0, help="seconds one entry may take")
     p.add_argument("--deadline", type=float, default=None, help="start no entry after this many seconds; stop the rest")
     p.add_argument("--compile-threads", type=int, default=4, help="Inductor compile threads per entry")
-    p.add_argument("--consolidate", type=Path, default=None, help="then pack all captures into this Parquet file")
+    p.add_argument("--consolidate", type=Path, default=None, help="then pack all captures into this Parquet file (or numbered parts of it)")
     p.add_argument("--list", action="store_true", help="list the zoo's entries, then exit")
 
 
@@ -73,8 +73,9 @@ def run_harvest(args: argparse.Namespace) -> int:
     print(f"[harvest] entries={len(res)} ok={ok} captures={sum(int(r.get('captured') or 0) for r in res)}",
           file=sys.stderr, flush=True)
     if args.consolidate is not None:
-        n = consolidate(args.out, args.consolidate)
-        print(f"[harvest] {n} distinct captures -> {args.consolidate}", file=sys.stderr, flush=True)
+        files = consolidate(args.out, args.consolidate)
+        names = ", ".join(str(f) for f in files)
+        print(f"[harvest] captures -> {names}", file=sys.stderr, flush=True)
     return 0
 
 

@@ -13,8 +13,9 @@ Stages, each a plain function:
 2. :func:`harvest` runs the entries in child processes, several at a time
    (a crash or a hang loses one entry, never the run); an entry with a
    ``done.json`` is skipped, so a killed run resumes.
-3. :func:`consolidate` packs every capture into one Parquet file
-   (``captures-<tag>.parquet``) that replays read on any machine.
+3. :func:`consolidate` packs every capture into Parquet
+   (``captures-<tag>.parquet``, or numbered parts of bounded size) that
+   replays read on any machine.
 """
 
 from __future__ import annotations
@@ -312,27 +313,48 @@ def iter_captures(out_root: Path):
                     continue  # a line cut by a killed child
 
 
-def consolidate(out_root: Path, dest: Path) -> int:
-    """Pack every capture under ``out_root`` into the Parquet file ``dest``
-    (written whole, then renamed); returns the number of captures."""
+# One Parquet part holds at most this many bytes of capture JSON, so that
+# every part stays well under the device machine's 16 MiB limit per returned
+# file (capture JSON compresses poorly: tensor contents and sources).
+PART_BYTES = 12_000_000
+
+
+def consolidate(out_root: Path, dest: Path, part_bytes: int = PART_BYTES) -> list[Path]:
+    """Pack every capture under ``out_root`` into Parquet: ``dest`` itself
+    when they fit in one part of ``part_bytes`` bytes of JSON, else
+    ``<stem>-p0.parquet``, ``<stem>-p1.parquet``, ... beside it (each written
+    whole, then renamed). Returns the files written, in order."""
     import pyarrow as pa
     import pyarrow.parquet as pq
 
     rows: dict[str, Capture] = {}
     for c in iter_captures(out_root):
         rows.setdefault(c.capture_id, c)
-    cols = {k: [] for k in CAPTURE_COLUMNS}
+    parts: list[dict[str, list]] = []
+    size = part_bytes  # start a part at the first capture
     for c in rows.values():
+        text = c.to_json()
+        if size + len(text) > part_bytes and (not parts or parts[-1]["capture_id"]):
+            parts.append({k: [] for k in CAPTURE_COLUMNS})
+            size = 0
+        cols = parts[-1]
+        size += len(text)
         cols["capture_id"].append(c.capture_id)
         cols["program"].append(c.program)
         cols["kernel_name"].append(c.kernel_name)
         cols["source_digest"].append(source_digest(c.source))
         cols["structure_digest"].append(structure_digest(c.source))
-        cols["capture"].append(c.to_json())
+        cols["capture"].append(text)
     dest = Path(dest)
     dest.parent.mkdir(parents=True, exist_ok=True)
-    atomic_write(dest, lambda tmp: pq.write_table(pa.table(cols), tmp, compression="zstd", compression_level=9))
-    return len(rows)
+    if len(parts) <= 1:
+        files = [dest]
+    else:
+        files = [dest.with_name(f"{dest.stem}-p{i}{dest.suffix}") for i in range(len(parts))]
+    for f, cols in zip(files, parts or [{k: [] for k in CAPTURE_COLUMNS}]):
+        atomic_write(f, lambda tmp, cols=cols: pq.write_table(pa.table(cols), tmp, compression="zstd",
+                                                              compression_level=19))
+    return files
 
 
 def load_captures(paths: Sequence[Path]) -> list[Capture]:
