@@ -182,3 +182,4 @@ def alignment_features(module: Module, args: Mapping[int, int]) -> dict[str, flo
         out["index_arg_mult16_share"] = sum(a >= ALIGNMENT for a in aligns) / len(aligns)
         out["index_arg_align_min"] = float(min(aligns))
     return out
+

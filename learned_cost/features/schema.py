@@ -1,8 +1,10 @@
 """The feature vector: the one contract between the IR side and the models.
 
 Every feature is documented here, in order. Models store
-``FEATURE_SCHEMA_VERSION`` and ``feature_names()`` with their weights and refuse
-a mismatch. "Per program" means one instance of the kernel (one program id);
+``FEATURE_SCHEMA_VERSION`` and ``feature_names()`` with their weights; a new
+version only appends features (``FEATURE_COUNT_BY_VERSION``), so a model of
+an earlier version is fed the prefix it knows, and any other mismatch is
+refused (``learned_cost.models.learned``). "Per program" means one instance of the kernel (one program id);
 counts inside loops are multiplied by the evaluated trip counts; "elements"
 means tensor elements (a scalar op counts 1). Bytes are bytes, FLOPs count a
 multiply-add as 2. Launch totals are per-program values times ``programs``.
@@ -157,6 +159,9 @@ FEATURES: tuple[tuple[str, str], ...] = (
     ("broadcast_elems", "elements produced by tt.broadcast, part of layout_elems"),
     ("atomic_indirect_elems", "elements updated by atomics whose address depends on a loaded value (data-dependent, possibly contended: histograms, scatter-add)"),
     ("atomic_direct_elems", "elements updated by atomics whose address comes from program ids, ranges and arguments only (one writer per address within a program; split-K partial sums)"),
+    # --- schema 4: vector width of global accesses (learned_cost.features.vector_width)
+    ("load_vec_bytes", "bytes one thread loads per vector instruction: contiguous lanes x alignment of base, strides, offsets and mask bound, at most 16; mean over the entry's tensor loads (each op once) weighted by tile elements; 0 without tensor loads"),
+    ("store_vec_bytes", "the same for tensor stores"),
 )
 
 #: How many of FEATURES each schema version has: every version since 3 only

@@ -214,3 +214,31 @@ def test_schema_4_features_are_deterministic(text):
     b = extract_features(module, "arg2=48", grid=3).to_dict()
     c = extract_features(text, "arg2=48", grid=3).to_dict()
     assert a == b == c
+
+
+def test_vector_width_of_rows():
+    module = parse_ttir(ROWS_KERNEL)
+    # x: 16-byte base, offsets row * 1000 + arange(64): 1000 = 8 * 125 elements
+    # = 16 bytes, 64 contiguous lanes, mask arange < 1024 constant over 64
+    # lanes: 8 fp16 = 16 bytes. y's base is not known to be aligned: 1 element.
+    f = extract_features(module, "arg2=1024,arg3=1000,arg4=77", grid=4)
+    assert f["load_vec_bytes"] == 16.0 and f["store_vec_bytes"] == 2.0
+    # a mask bound of 100 = 4 * 25 can switch every 4 lanes: 4 fp16 = 8 bytes
+    assert extract_features(module, "arg2=100,arg3=1000,arg4=77", grid=4)["load_vec_bytes"] == 8.0
+    # an odd row stride: rows start 2 bytes apart, one element per access
+    assert extract_features(module, "arg2=1024,arg3=1001,arg4=77", grid=4)["load_vec_bytes"] == 2.0
+
+
+@pytest.mark.parametrize(("ld", "vec"), [(64, 16.0), (100, 16.0), (6, 8.0), (7, 4.0)])
+def test_vector_width_of_a_2d_tile(ld, vec):
+    # fp32 rows of 8 contiguous lanes starting at i * ld elements: the width
+    # is the largest power of two <= 4 elements dividing ld (bytes: x 4)
+    f = extract_features(TILE_KERNEL, f"arg1={ld}", grid=1)
+    assert f["store_vec_bytes"] == vec and f["load_vec_bytes"] == 0.0
+
+
+def test_vector_width_follows_the_mask_bound():
+    # MASK_ATOMIC_KERNEL's one load: idx_ptr + arange(128) under arange < n;
+    # n = 129 can switch off any single lane: one i32 per access
+    assert extract_features(MASK_ATOMIC_KERNEL, "arg2=128", grid=1)["load_vec_bytes"] == 16.0
+    assert extract_features(MASK_ATOMIC_KERNEL, "arg2=129", grid=1)["load_vec_bytes"] == 4.0
