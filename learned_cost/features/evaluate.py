@@ -66,6 +66,7 @@ from .values import (
     boundary_mask,
     callee_name,
     carried_deltas,
+    cmp_predicate,
     constant_value,
     int_attr,
     int_list,
@@ -79,8 +80,21 @@ from .values import (
 UNRESOLVED_LOOP_TRIPS = 1
 
 _EW_KEY = {cls: f"ew_{cls}_elems" for cls in EW_CLASSES}
+# Schema-4 code patterns counted besides the op's cost class (see
+# Evaluator._pattern): mask logic, integer division in index arithmetic and
+# program-id remapping. op name -> what to look at.
+_INT_DIVREM = ("arith.divsi", "arith.divui", "arith.ceildivsi", "arith.ceildivui", "arith.floordivsi",
+               "arith.remsi", "arith.remui")
+_PATTERN_OPS = {"arith.ori": "mask_or", "arith.xori": "mask_xor", "arith.cmpi": "cmp"}
+_PATTERN_OPS.update(dict.fromkeys(_INT_DIVREM, "divrem"))
 # integer min/max ops whose symbolic result can bound a loop (_extremum_bound)
 _EXTREMA = {"arith.minsi": min, "arith.minui": min, "arith.maxsi": max, "arith.maxui": max}
+
+
+def _is_bool(t) -> bool:
+    """An i1 scalar or tensor (a mask or predicate)."""
+    e = t.element if isinstance(t, TensorType) else t
+    return isinstance(e, ScalarType) and e.name == "i1"
 
 
 def _reduced_precision(dot: Operation) -> bool:
@@ -100,6 +114,8 @@ _ADDITIVE = (
     "ew_cmp_select_elems", "ew_float_elems", "ew_int_elems",
     "reduce_ops", "reduce_elems", "scan_ops", "scan_elems", "layout_ops", "layout_elems",
     "atomic_ops", "atomic_elems", "loop_trip_total", "calls", "ops_total", "unknown_ops",
+    "mask_or_elems", "mask_xor_elems", "cmp_ne_elems", "int_divrem_elems", "pid_remap_ops", "broadcast_elems",
+    "atomic_indirect_elems", "atomic_direct_elems",
 )
 
 
@@ -165,6 +181,8 @@ _COUNT_KEYS = (
     "max_tensor_elems", "block_dim0", "block_dim1", "tensor_rank_max", "peak_live_bytes",
     "loops", "loop_trip_total", "loop_depth_max", "unresolved_loops", "calls", "branches",
     "ops_total", "unknown_ops",
+    "mask_or_elems", "mask_xor_elems", "cmp_ne_elems", "int_divrem_elems", "pid_remap_ops", "broadcast_elems",
+    "atomic_indirect_elems", "atomic_direct_elems",
 )
 
 
@@ -335,9 +353,14 @@ class Evaluator:
                 if pcls == "layout":
                     c["layout_ops"] += w
                     c["layout_elems"] += w * info.numel
+                    if name == "tt.broadcast":
+                        c["broadcast_elems"] += w * info.numel
                     continue
                 n = w * info.numel
                 c[_EW_KEY[pcls]] += n
+                pattern = _PATTERN_OPS.get(name)
+                if pattern is not None:
+                    self._pattern(fr, op, pattern, ops, info, w, n)
                 # compares are classified by what they compare, selects by what they pick
                 if name == "arith.select" and len(ops) > 1:
                     info = tinfo((types[ops[1]] if ops[1] is not None else None) or rtype)
@@ -368,6 +391,32 @@ class Evaluator:
             else:
                 self._unknown(fr, op, mults, floor, depth)
         return term
+
+    def _pattern(self, fr: _Frame, op: Operation, pattern: str, ops: list, info, w: float, n: float) -> None:
+        """Schema-4 counts of a costed pure op (``n`` = its executed elements,
+        ``w`` its executed weight, ``info`` its result's TypeInfo):
+
+        * ``arith.ori`` / ``arith.xori`` on booleans (1-byte integer results
+          are i1 here: masks, ``~mask`` is xori with true) -> ``mask_or_elems``,
+          ``mask_xor_elems``; ``arith.cmpi ne`` -> ``cmp_ne_elems``: mask
+          shapes beyond ``offs < n`` (padding, ignore-index, boundary tests);
+        * integer div/rem -> ``int_divrem_elems`` (index arithmetic per
+          element: unflattening, modulo wrap); when the result is a scalar and
+          the dividend an affine form of a program id -> ``pid_remap_ops``
+          (grouped / swizzled tile order: ``pid // GROUP``, ``pid % GROUP``)."""
+        c = self.c
+        if pattern == "divrem":
+            if info.is_float:
+                return
+            c["int_divrem_elems"] += n
+            dividend = fr.env.get(ops[0]) if ops else None
+            if info.rank == 0 and type(dividend) is S.Aff and any(s[:1] == "p" for s in dividend.symbols()):
+                c["pid_remap_ops"] += w
+        elif pattern == "cmp":
+            if cmp_predicate(op) == "ne":
+                c["cmp_ne_elems"] += n
+        elif info.elem_bytes == 1 and _is_bool(op.result_types[0] if op.result_types else None):
+            c[f"{pattern}_elems"] += n
 
     def _operands(self, fr: _Frame, op: Operation) -> list:
         fi = fr.fi
@@ -437,8 +486,15 @@ class Evaluator:
         vtype = fr.type(vname) or (op.result_types[0] if op.result_types else None)
         if op.name == "tt.atomic_cas" and len(ops) > 2:
             vtype = fr.type(ops[2]) or vtype
+        elems = w * tinfo(vtype).numel
         self.c["atomic_ops"] += w
-        self.c["atomic_elems"] += w * tinfo(vtype).numel
+        self.c["atomic_elems"] += elems
+        # an address computed from loaded data (bins, indices) may send many
+        # lanes and programs to one address, which serializes; one from program
+        # ids, ranges and arguments only gives each lane its own address
+        ptr = ops[0] if ops else None
+        indirect = ptr is not None and ptr in fr.taint
+        self.c["atomic_indirect_elems" if indirect else "atomic_direct_elems"] += elems
         self.c["ops_total"] += w
         self._results_opaque(fr, op, len(mults) - 1, True)
 

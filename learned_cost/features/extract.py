@@ -36,6 +36,8 @@ from collections.abc import Mapping, Sequence
 
 from ..ttir.ir import Module
 from . import symbolic as S
+from .alignment import alignment_features
+from .vector_width import vector_width_features
 from .bindings import BindingError, Bindings, parse_bindings
 from .errors import FeatureError
 from .evaluate import Evaluation, Evaluator
@@ -294,5 +296,7 @@ def extract_features(
         1.0, values["load_bytes"] + values["store_bytes"]
     )
     values.update(option_features(values))
+    values.update(alignment_features(module, b.args))
+    values.update(vector_width_features(module, b.args))
     ordered = {name: float(values.get(name, 0.0)) for name in feature_names()}
     return FeatureVector(values=ordered, warnings=warnings, grid=g, grid_source=source)

@@ -1,8 +1,10 @@
 """The feature vector: the one contract between the IR side and the models.
 
 Every feature is documented here, in order. Models store
-``FEATURE_SCHEMA_VERSION`` and ``feature_names()`` with their weights and refuse
-a mismatch. "Per program" means one instance of the kernel (one program id);
+``FEATURE_SCHEMA_VERSION`` and ``feature_names()`` with their weights; a new
+version only appends features (``FEATURE_COUNT_BY_VERSION``), so a model of
+an earlier version is fed the prefix it knows, and any other mismatch is
+refused (``learned_cost.models.learned``). "Per program" means one instance of the kernel (one program id);
 counts inside loops are multiplied by the evaluated trip counts; "elements"
 means tensor elements (a scalar op counts 1). Bytes are bytes, FLOPs count a
 multiply-add as 2. Launch totals are per-program values times ``programs``.
@@ -27,7 +29,10 @@ import numpy as np
 #    loop bounds min/max(f(program id), n) resolved per program (causal loops)
 # 3: launch options against the code (elements per thread, MMA tiles per
 #    warp, pipelined shared memory, pipeline fill, registers per thread)
-FEATURE_SCHEMA_VERSION = 3
+# 4: alignment of arguments (tt.divisibility, bound integers), program-id
+#    remapping, mask logic, contended atomics, integer div/rem per element,
+#    broadcasts; appended after schema 3's features, which are unchanged
+FEATURE_SCHEMA_VERSION = 4
 
 #: Lanes of a warp: the unit ``num_warps`` counts in (NVIDIA; on targets
 #: without warps num_warps is a scale only, and so are the per-thread figures).
@@ -137,15 +142,44 @@ FEATURES: tuple[tuple[str, str], ...] = (
     ("smem_stage_bytes", "bytes of shared memory the pipelined dot operands take: num_stages x (dot_m x dot_k + dot_k x dot_n) x dot_operand_bytes (0 without dots)"),
     ("loop_trips_per_stage", "mean trips of a loop (loop_trip_total / loops) over num_stages: below 1 the software pipeline never fills (0 without loops)"),
     ("regs_per_thread", "estimated 32-bit registers per thread: 32 + peak_live_bytes / (4 x 32 x num_warps), not capped at the hardware's 255"),
+    # --- schema 4: alignment (learned_cost.features.alignment). Shares are
+    # fractions in [0, 1], 1 when there is nothing to count; an integer's
+    # alignment is taken from its binding, else from its tt.divisibility
+    ("ptr_arg_div16_share", "share of the entry function's pointer arguments with tt.divisibility a multiple of 16 (bytes): base addresses aligned for 16-byte vectors"),
+    ("int_arg_div16_share", "share of the entry's integer arguments (i1 excluded) with tt.divisibility a multiple of 16, as Triton specialized them at compile time"),
+    ("bound_int_mult16_share", "share of the entry's bound integer arguments (bindings) whose value is a multiple of 16"),
+    ("index_arg_mult16_share", "share of the integer arguments that feed address arithmetic (tt.addptr offsets, block-pointer shapes, strides, offsets) that are multiples of 16"),
+    ("index_arg_align_min", "smallest alignment, in elements, of those arguments: the largest power of two <= 16 dividing the value (16 when there are none); 1 = odd stride or size, no vectorisation across rows"),
+    # --- schema 4: code patterns, per program (executed, as the counts above)
+    ("pid_remap_ops", "executed integer div/rem ops on a scalar affine in a program id: grouped or swizzled tile order (pid // GROUP, pid % GROUP), persistent tile index unflattening"),
+    ("mask_or_elems", "elements of arith.ori on booleans (masks joined with |)"),
+    ("mask_xor_elems", "elements of arith.xori on booleans (mask negation ~m, exclusive masks)"),
+    ("cmp_ne_elems", "elements of arith.cmpi ne (inequality tests: ignore-index, padding, boundary)"),
+    ("int_divrem_elems", "elements of integer div/rem ops (index arithmetic: unflattening n-d indices, modulo wrap), part of ew_div_elems"),
+    ("broadcast_elems", "elements produced by tt.broadcast, part of layout_elems"),
+    ("atomic_indirect_elems", "elements updated by atomics whose address depends on a loaded value (data-dependent, possibly contended: histograms, scatter-add)"),
+    ("atomic_direct_elems", "elements updated by atomics whose address comes from program ids, ranges and arguments only (one writer per address within a program; split-K partial sums)"),
+    # --- schema 4: vector width of global accesses (learned_cost.features.vector_width)
+    ("load_vec_bytes", "bytes one thread loads per vector instruction: contiguous lanes x alignment of base, strides, offsets and mask bound, at most 16; mean over the entry's tensor loads (each op once) weighted by tile elements; 0 without tensor loads"),
+    ("store_vec_bytes", "the same for tensor stores"),
 )
+
+#: How many of FEATURES each schema version has: every version since 3 only
+#: appends, so an older model's features are a prefix of this list, computed
+#: by this code exactly as by the code it was trained with.
+FEATURE_COUNT_BY_VERSION = {3: 85, 4: len(FEATURES)}
 
 _NAMES = tuple(name for name, _ in FEATURES)
 _INDEX = {name: i for i, name in enumerate(_NAMES)}
 
 
-def feature_names() -> list[str]:
-    """The feature names in schema order."""
-    return list(_NAMES)
+def feature_names(version: int | None = None) -> list[str]:
+    """The feature names in schema order: this schema's, or an earlier
+    ``version``'s (a prefix, see ``FEATURE_COUNT_BY_VERSION``; KeyError for a
+    version this package cannot compute)."""
+    if version is None or version == FEATURE_SCHEMA_VERSION:
+        return list(_NAMES)
+    return list(_NAMES[: FEATURE_COUNT_BY_VERSION[version]])
 
 
 @dataclass

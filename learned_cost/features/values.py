@@ -71,6 +71,11 @@ def _predicate(op: Operation) -> str | None:
     return None
 
 
+def cmp_predicate(op: Operation) -> str | None:
+    """The predicate of ``arith.cmpi`` (``"slt"``, ``"ne"``, ...), None when unreadable."""
+    return _predicate(op)
+
+
 def int_list(text: str) -> list[int]:
     """Integers of an attribute such as ``array<i32: 0, 1>``."""
     body = text.split(":", 1)[1] if ":" in text else text

@@ -12,9 +12,16 @@ A model directory holds two files:
   ``learned_cost.train.fit.Interval``).
 
 ``LearnedModel.load`` refuses a directory whose model.txt does not match its
-recorded digest, or whose features differ from this package's feature schema,
-with a ``ModelLoadError`` that says which check failed. The caller
+recorded digest, or whose features this package cannot compute, with a
+``ModelLoadError`` that says which check failed. The caller
 (``learned_cost.models.select``) turns that into the analytic fallback.
+
+Feature schemas only append features (``learned_cost.features.schema
+.FEATURE_COUNT_BY_VERSION``), so a model trained on an earlier schema (3 on
+this package's 4) is still served: its input rows are the first features of
+the current vector, the ones it was trained on, which this code computes as
+before, then the derived inputs. Its metadata's names must be exactly that
+schema's names; a later or unknown schema is refused.
 """
 
 from __future__ import annotations
@@ -31,7 +38,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ..features.schema import FEATURE_SCHEMA_VERSION, feature_names
+from ..features.schema import FEATURE_COUNT_BY_VERSION, FEATURE_SCHEMA_VERSION, feature_names
 from ..safe_io import atomic_write
 from .model_file import check_model_text
 
@@ -83,9 +90,10 @@ ANALYTIC_INPUT = DERIVED_INPUTS[0][0]
 _BOUND_CODE = {"memory": 0.0, "vector": 1.0, "matrix": 2.0}
 
 
-def input_names() -> list[str]:
-    """Names of the booster's inputs, in order: schema features, then DERIVED_INPUTS."""
-    return feature_names() + [n for n, _ in DERIVED_INPUTS]
+def input_names(schema_version: int | None = None) -> list[str]:
+    """Names of the booster's inputs, in order: schema features (this
+    package's, or those of an earlier ``schema_version``), then DERIVED_INPUTS."""
+    return feature_names(schema_version) + [n for n, _ in DERIVED_INPUTS]
 
 
 def _log_us(v: float) -> float:
@@ -144,10 +152,14 @@ def derived_inputs(features, profile) -> np.ndarray:
     ], dtype=np.float64)
 
 
-def input_vector(features, profile) -> np.ndarray:
-    """The booster's input row of one FeatureVector: ``input_names()`` order.
+def input_vector(features, profile, schema_version: int | None = None) -> np.ndarray:
+    """The booster's input row of one FeatureVector: ``input_names(schema_version)``
+    order (an earlier schema's features are a prefix of this one's).
     Training and prediction both build rows here, so they cannot drift apart."""
-    return np.concatenate([features.to_array(), derived_inputs(features, profile)])
+    x = features.to_array()
+    if schema_version is not None and schema_version != FEATURE_SCHEMA_VERSION:
+        x = x[: FEATURE_COUNT_BY_VERSION[schema_version]]
+    return np.concatenate([x, derived_inputs(features, profile)])
 
 
 def _analytic_version() -> int:
@@ -226,6 +238,10 @@ class LearnedModel:
         self.hardware = metadata.hardware
         self.variant = metadata.variant
         self.interval_logs = _interval_logs(metadata.interval)
+        # the feature schema the booster was trained on (this package's or an earlier one)
+        self.schema_version = int(metadata.feature_schema_version)
+        self._n_features = len(metadata.feature_names)
+        self._analytic_col = self._n_features  # index of ANALYTIC_INPUT in one of its input rows
 
     # ------------------------------------------------------------ io
     @classmethod
@@ -274,13 +290,16 @@ class LearnedModel:
         got = sha256_bytes(raw)
         if got != md.model_sha256:
             raise ModelLoadError(f"{mfile} has SHA-256 {got[:16]}..., metadata records {md.model_sha256[:16]}...")
-        if md.feature_schema_version != FEATURE_SCHEMA_VERSION:
+        version = md.feature_schema_version
+        if version not in FEATURE_COUNT_BY_VERSION or version > FEATURE_SCHEMA_VERSION:
             raise ModelLoadError(
-                f"model built for feature schema {md.feature_schema_version}, this package has {FEATURE_SCHEMA_VERSION}")
-        if list(md.feature_names) != feature_names():
-            diff = sorted(set(md.feature_names) ^ set(feature_names()))
-            raise ModelLoadError(f"model feature names differ from the schema's (e.g. {diff[:5]} or their order)")
-        if md.inputs_version != INPUTS_VERSION or list(md.model_inputs) != input_names():
+                f"model built for feature schema {version}, this package has {FEATURE_SCHEMA_VERSION} and computes "
+                f"schemas {sorted(FEATURE_COUNT_BY_VERSION)} only")
+        if list(md.feature_names) != feature_names(version):
+            diff = sorted(set(md.feature_names) ^ set(feature_names(version)))
+            raise ModelLoadError(
+                f"model feature names differ from schema {version}'s (e.g. {diff[:5]} or their order)")
+        if md.inputs_version != INPUTS_VERSION or list(md.model_inputs) != input_names(version):
             raise ModelLoadError(
                 f"model inputs (version {md.inputs_version}) differ from this package's (version {INPUTS_VERSION})")
         if md.analytic_version != _analytic_version():
@@ -314,14 +333,33 @@ class LearnedModel:
         lo, hi = self.interval_logs
         return us * math.exp(lo), us * math.exp(hi)
 
-    _ANALYTIC_COL = len(feature_names())  # index of ANALYTIC_INPUT in an input row
+    @property
+    def input_names(self) -> list[str]:
+        """Names of this booster's inputs, in order."""
+        return list(self.metadata.model_inputs)
+
+    def own_columns(self, x: np.ndarray) -> np.ndarray:
+        """Input rows in this model's order from rows in its own order or in
+        this package's ``input_names()`` order (a features table built now):
+        for a model of an earlier schema, the features it knows and the
+        derived inputs are kept."""
+        x = np.asarray(x, dtype=np.float64)
+        ncol = x.shape[1] if x.ndim == 2 else x.size
+        if ncol == len(self.metadata.model_inputs):
+            return x
+        n_now = len(feature_names())
+        if ncol == n_now + len(DERIVED_INPUTS) and self._n_features < n_now:
+            keep = np.r_[0 : self._n_features, n_now : ncol]
+            return x[:, keep] if x.ndim == 2 else x[keep]
+        raise ValueError(f"input rows have {ncol} columns, the model takes {len(self.metadata.model_inputs)}")
 
     def predict_inputs(self, x: np.ndarray) -> np.ndarray:
-        """µs from a matrix of input rows (``input_names()`` order)."""
-        x = np.asarray(x, dtype=np.float64)
+        """µs from a matrix of input rows (this model's ``input_names`` order,
+        or this package's ``input_names()``: see :meth:`own_columns`)."""
+        x = self.own_columns(np.asarray(x, dtype=np.float64))
         raw = np.asarray(self._booster.predict(x, num_threads=1), dtype=np.float64)
         if self.variant == "log_ratio":
-            raw = raw + x[:, self._ANALYTIC_COL]
+            raw = raw + x[:, self._analytic_col]
         # clip to exp(±50) so that a wild leaf can never give 0 or inf µs;
         # math.exp as in predict_row: np.exp may differ from it by one ulp
         return np.array([math.exp(v) for v in np.clip(raw, -50.0, 50.0).tolist()], dtype=np.float64)
@@ -332,14 +370,14 @@ class LearnedModel:
             return np.empty(0, dtype=np.float64)
         if len(features) == 1:
             return np.array([self.predict(features[0], profile)])
-        return self.predict_inputs(np.vstack([input_vector(fv, profile) for fv in features]))
+        return self.predict_inputs(np.vstack([input_vector(fv, profile, self.schema_version) for fv in features]))
 
     def predict(self, features, profile) -> float:
         """Latency in µs of one FeatureVector on ``profile``."""
-        return self.predict_row(input_vector(features, profile))
+        return self.predict_row(input_vector(features, profile, self.schema_version))
 
     def predict_row(self, row: np.ndarray) -> float:
-        """µs of one input row (``input_names()`` order) through LightGBM's
+        """µs of one input row (the model's ``input_names`` order) through LightGBM's
         single-row C entry point: Booster.predict spends ~100 µs per call on
         Python-side setup, this path a few µs. Same trees, same result."""
         row = np.ascontiguousarray(row, dtype=np.float64)
@@ -355,7 +393,7 @@ class LearnedModel:
         if raw is None:
             raw = float(self._booster.predict(row[None, :], num_threads=1)[0])
         if self.variant == "log_ratio":
-            raw += float(row[self._ANALYTIC_COL])
+            raw += float(row[self._analytic_col])
         return float(math.exp(min(50.0, max(-50.0, raw))))
 
 

@@ -125,7 +125,12 @@ class Function:
 
     ``attributes`` holds the ``attributes {...}`` dict of the header as raw
     text (``noinline`` -> ``"false"``). The entry block of ``body`` carries
-    the same arguments as ``arguments``.
+    the same arguments as ``arguments``. ``argument_attributes`` holds, per
+    argument in the same order, its ``{...}`` dict as raw text
+    (``tt.divisibility`` -> ``"16 : i32"``; ``{}`` for none): the
+    specialization Triton applied at compile time (pointers aligned to 16
+    bytes, integers that are multiples of 16), which decides vector widths.
+    It may be shorter than ``arguments`` for functions built in code.
     """
 
     name: str
@@ -135,6 +140,7 @@ class Function:
     is_public: bool = True
     line: int = 0
     attributes: dict[str, str] = field(default_factory=dict)
+    argument_attributes: list[dict[str, str]] = field(default_factory=list)
 
 
 @dataclass

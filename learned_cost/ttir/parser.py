@@ -376,7 +376,7 @@ class _Parser:
         args: list[tuple[str, Type]] = []
         i = 1
         if len(toks) > 1 and toks[1] == "(":
-            args, i = self.parse_arg_list(li, toks, 2)
+            args, i = self.parse_arg_list(li, toks, 2, None)
         if i >= len(toks) or toks[i] != ":":
             raise self.error(li, f"expected ':' after block label ^{label}", toks[i] if i < len(toks) else None)
         return label, args
@@ -756,8 +756,9 @@ class _Parser:
         i += 1
         if i >= n or stream[i] != "(":
             raise self.error(li, f"expected '(' after @{sym}", stream[i] if i < n else None)
-        args, i = self.parse_arg_list(li, stream, i + 1)
-        fn = Function(name=sym, arguments=args, is_public=is_public, line=li + 1)
+        arg_attrs: list[dict[str, str]] = []
+        args, i = self.parse_arg_list(li, stream, i + 1, arg_attrs)
+        fn = Function(name=sym, arguments=args, is_public=is_public, line=li + 1, argument_attributes=arg_attrs)
         while i < n:
             t = stream[i]
             if t == "->":
@@ -785,9 +786,14 @@ class _Parser:
             entry.arguments = list(args)
         return fn
 
-    def parse_arg_list(self, li: int, toks: list[str], i: int) -> tuple[list[tuple[str, Type]], int]:
+    def parse_arg_list(
+        self, li: int, toks: list[str], i: int, attrs_out: list[dict[str, str]] | None
+    ) -> tuple[list[tuple[str, Type]], int]:
         """``%a: T {attrs} loc(..), ...)`` from ``i`` (just after ``(``);
-        returns the arguments and the index after ``)``."""
+        returns the arguments and the index after ``)``. When ``attrs_out``
+        is a list, each argument's ``{...}`` entries (``tt.divisibility`` ->
+        ``"16 : i32"``; ``{}`` when it has none) are appended to it, one dict
+        per argument, in order."""
         n = len(toks)
         args: list[tuple[str, Type]] = []
         while True:
@@ -820,14 +826,19 @@ class _Parser:
             if j == i:
                 raise self.error(li, f"expected a type for argument %{argname}", toks[j] if j < n else None)
             args.append((argname, parse_type("".join(toks[i:j]))))
+            arg_attrs: dict[str, str] = {}
             i = j
             while i < n and toks[i] in ("{", "loc"):
                 if toks[i] == "{":
-                    i = self.match(li, toks, i, "{", "}") + 1
+                    j = self.match(li, toks, i, "{", "}")
+                    arg_attrs.update(self.attr_entries(li, toks[i + 1 : j]))
+                    i = j + 1
                 elif i + 1 < n and toks[i + 1] == "(":
                     i = self.match(li, toks, i + 1, "(", ")") + 1
                 else:
                     break
+            if attrs_out is not None:
+                attrs_out.append(arg_attrs)
 
     # ------------------------------------------------------------ helpers
 

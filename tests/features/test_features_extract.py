@@ -84,7 +84,7 @@ def test_printing_and_target_variants_give_the_same_features(ttir_text, fixture_
 def test_feature_vector_contract(ttir_text):
     f = extract_features(ttir_text("add"), "arg3=98432")
     assert isinstance(f, FeatureVector)
-    assert FEATURE_SCHEMA_VERSION == 3
+    assert FEATURE_SCHEMA_VERSION == 4
     assert list(f.to_dict()) == feature_names()
     arr = f.to_array()
     assert arr.shape == (len(feature_names()),) and all(math.isfinite(x) for x in arr)
