@@ -65,6 +65,11 @@ PRUNE_STRATEGIES = ("topk", "adaptive")
 # Feedback rows of the same kernel read for the between-runs prior (the
 # newest ones): enough for a stable mean, few enough to predict quickly.
 PRIOR_ROWS = 64
+# Threads building the TTIR of distinct meta-parameter sets (env
+# LEARNED_COST_TTIR_THREADS; 1 = serial). Triton's front end is mostly
+# Python, so threads gain little (1.2x on 2 cores for 8 matmul configs):
+# the build per distinct set, not per config, is the larger saving.
+TTIR_THREADS = max(1, int(os.environ.get("LEARNED_COST_TTIR_THREADS", "4") or 4))
 
 
 @dataclass
@@ -84,6 +89,9 @@ class TuningReport:
     best: Any = None
     predict_s: float = 0.0
     bench_s: float = 0.0
+    # predict_s split: building TTIR, asking the cost model (seconds)
+    ttir_s: float = 0.0
+    model_s: float = 0.0
     feedback_path: str | None = None
     # the launch each candidate was predicted from (None: no TTIR)
     launches: list = field(default_factory=list)
@@ -202,24 +210,54 @@ class PruningAutotuner(Autotuner):
     def predict(self, named: Mapping[str, Any], kwargs: Mapping[str, Any], candidates: Sequence[Config]):
         """(launches, predicted latencies in us) of ``candidates``; a config
         whose TTIR cannot be built gets None and ``inf`` (one warning per
-        tuning run says how many)."""
-        launches: list[LaunchIR | None] = []
-        failures: list[str] = []
-        for c in candidates:
-            try:
-                launches.append(self._describe(named, kwargs, c))
-            except Exception as e:  # noqa: BLE001 - no TTIR: unpredicted, still tunable
-                launches.append(None)
-                failures.append(f"{c}: {type(e).__name__}: {e}")
+        tuning run says how many). TTIR is built once per distinct set of
+        meta-parameters (configs differing only in launch options share it,
+        see ``kernel_ir``), the distinct builds in a few threads
+        (:data:`TTIR_THREADS`). Sets ``ttir_s`` and ``model_s`` (seconds)."""
+        t0 = time.perf_counter()
+        launches, failures = self._describe_all(named, kwargs, candidates)
         if failures:
             warnings.warn(f"learned_cost: no TTIR for {len(failures)} of {len(candidates)} configs "
                           f"(first: {failures[0][:300]})", RuntimeWarning, stacklevel=3)
+        t1 = time.perf_counter()
         hw = self.hardware or default_hardware()
         predictor = self.predictor or (interval_predictor if self.prune == "adaptive" else None)
         raw: list = []
         preds = predict_launches(launches, predictor, hw, raw=raw)
         self._raw_predictions = raw
+        self.ttir_s, self.model_s = t1 - t0, time.perf_counter() - t1
         return launches, preds
+
+    def _describe_all(self, named, kwargs, candidates: Sequence[Config]) -> tuple[list, list[str]]:
+        """LaunchIR per candidate (None where the TTIR cannot be built) and
+        the failures. One representative per distinct meta-parameter set is
+        described first, in parallel; the rest then hit the describer's
+        cache."""
+
+        def one(c: Config):
+            try:
+                return self._describe(named, kwargs, c), None
+            except Exception as e:  # noqa: BLE001 - no TTIR: unpredicted, still tunable
+                return None, f"{c}: {type(e).__name__}: {e}"
+
+        firsts: dict[str, int] = {}
+        for i, c in enumerate(candidates):
+            firsts.setdefault(repr(sorted(c.kwargs.items(), key=lambda kv: kv[0])), i)
+        reps = list(firsts.values())
+        threads = min(TTIR_THREADS, len(reps))
+        done: dict[int, tuple] = {}
+        if threads > 1:
+            try:
+                self.describer._ensure_frontend()
+                from concurrent.futures import ThreadPoolExecutor
+
+                with ThreadPoolExecutor(threads) as pool:
+                    for i, r in zip(reps, pool.map(lambda j: one(candidates[j]), reps)):
+                        done[i] = r
+            except Exception:  # noqa: BLE001 - no front end: each config reports its own error below
+                done = {}
+        results = [done[i] if i in done else one(c) for i, c in enumerate(candidates)]
+        return [r[0] for r in results], [r[1] for r in results if r[1]]
 
     def _candidates(self, kwargs: Mapping[str, Any]) -> list[Config]:
         configs = list(self.configs)
@@ -272,7 +310,8 @@ class PruningAutotuner(Autotuner):
     def _tune(self, key: tuple, args: Sequence[Any], kwargs: dict) -> None:
         candidates, launches, preds, plan, predict_s = self._plan(kwargs)
         report = TuningReport(key=key, candidates=candidates, predictions=preds, plan=plan, predict_s=predict_s,
-                              launches=launches, strategy=self.prune)
+                              launches=launches, strategy=self.prune, ttir_s=getattr(self, "ttir_s", 0.0),
+                              model_s=getattr(self, "model_s", 0.0))
 
         def benchmark() -> None:
             if self.prune == "adaptive":
