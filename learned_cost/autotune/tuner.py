@@ -61,6 +61,12 @@ from .prune import PrunePlan, check_tie_rtol, is_finite, plan_pruning, resolve_t
 DEFAULT_TIE_RTOL = 0.005
 # Fixed top-k's share when top_k is not given.
 DEFAULT_TOP_K = 0.25
+# Adaptive search defaults, chosen offline (scripts/eval_adaptive.py,
+# leave-one-family-out, reports/autotune/adaptive_offline/): at least the
+# predicted best 15 % (and 2), at most 25 % unless top_k says otherwise
+# (top_k=1.0: no cap); in between, stop when the model is sure.
+DEFAULT_ADAPTIVE_MIN_SHARE = 0.15
+DEFAULT_ADAPTIVE_CAP = 0.25
 PRUNE_STRATEGIES = ("topk", "adaptive")
 # Feedback rows of the same kernel read for the between-runs prior (the
 # newest ones): enough for a stable mean, few enough to predict quickly.
@@ -129,10 +135,13 @@ def _dtype_name(dtype: Any) -> str:
             "float8_e4m3fn": "fp8e4nv", "float8_e5m2": "fp8e5"}.get(s, s)
 
 
-def resolve_min_configs(min_configs: float, n: int) -> int:
+def resolve_min_configs(min_configs: float | None, n: int) -> int:
     """The adaptive search's floor for ``n`` candidates: an int >= 1 as is,
     or a float in (0, 1) as a share of ``n`` rounded up, at least
-    ``DEFAULT_MIN_CONFIGS``. ValueError/TypeError otherwise."""
+    ``DEFAULT_MIN_CONFIGS``; None: ``DEFAULT_ADAPTIVE_MIN_SHARE``.
+    ValueError/TypeError otherwise."""
+    if min_configs is None:
+        min_configs = DEFAULT_ADAPTIVE_MIN_SHARE
     if isinstance(min_configs, float) and 0 < min_configs < 1:
         return max(DEFAULT_MIN_CONFIGS, resolve_top_k(min_configs, n)) if n else 0
     if isinstance(min_configs, bool) or not isinstance(min_configs, int) or min_configs < 1:
@@ -153,8 +162,8 @@ class PruningAutotuner(Autotuner):
     """A stock ``Autotuner`` whose tuning benchmarks only the predicted best
     configs (see module docstring). Built by :func:`autotune`."""
 
-    def __init__(self, fn, arg_names, configs, key, *, top_k: float | None = None, prune: str = "topk",
-                 tolerance: float = DEFAULT_TOLERANCE, min_configs: float = DEFAULT_MIN_CONFIGS,
+    def __init__(self, fn, arg_names, configs, key, *, top_k: float | None = None, prune: str = "adaptive",
+                 tolerance: float = DEFAULT_TOLERANCE, min_configs: float | None = None,
                  batch_size: int = DEFAULT_BATCH_SIZE, prior_from_feedback: bool = True,
                  early_config_prune: Callable | None = None, predictor: Predictor | None = None,
                  hardware: str | None = None, target: tuple | None = None,
@@ -363,7 +372,7 @@ class PruningAutotuner(Autotuner):
         :meth:`_benchmark`."""
         n = len(candidates)
         min_configs = resolve_min_configs(self.min_configs, n)
-        cap = None if self.top_k is None else max(resolve_top_k(self.top_k, n), min_configs)
+        cap = max(resolve_top_k(DEFAULT_ADAPTIVE_CAP if self.top_k is None else self.top_k, n), min_configs)
         prior_offset, prior_weight = 0.0, 0.0
         if self.prior_from_feedback and not report.plan.fail_open:
             prior_offset, report.prior_rows = self._feedback_prior()
@@ -471,7 +480,7 @@ class PruningAutotuner(Autotuner):
 
 
 def autotune(configs: Sequence[Config], key: Sequence[str], top_k: float | None = None, *,
-             prune: str = "topk", tolerance: float = DEFAULT_TOLERANCE, min_configs: float = DEFAULT_MIN_CONFIGS,
+             prune: str = "adaptive", tolerance: float = DEFAULT_TOLERANCE, min_configs: float | None = None,
              batch_size: int = DEFAULT_BATCH_SIZE, prior_from_feedback: bool = True,
              early_config_prune: Callable | None = None, predictor: Predictor | None = None,
              hardware: str | None = None, target: tuple | None = None,
