@@ -3,7 +3,7 @@
 ``from learned_cost.autotune import autotune`` gives a decorator factory used
 like ``triton.autotune`` (see ``tuner.autotune``)::
 
-    @autotune(configs=[...], key=["n"], top_k=0.25)
+    @autotune(configs=[...], key=["n"])   # adaptive (default); or prune="topk", top_k=0.25
     @triton.jit
     def kernel(...): ...
 
@@ -12,8 +12,10 @@ like ``triton.autotune`` (see ``tuner.autotune``)::
 ``make_config_pruner()`` an ``early_config_prune`` with this package's
 top-k rules (stock Triton and triton-ascend; untested on Ascend hardware).
 
-``autotune(..., prune="adaptive")`` benchmarks in predicted order and stops
-when the model is sure (``adaptive``).
+``autotune(..., prune="adaptive")``, the default, benchmarks in predicted
+order and stops when the model is sure (``adaptive``), between 15 % and
+25 % of the configs by default; ``prune="topk"`` benchmarks a fixed share.
+``bench_kernels`` holds the GPU benchmark's cases (needs torch).
 
 Modules: ``prune`` (which configs to benchmark; pure), ``adaptive`` (the
 adaptive search's decision rule; pure), ``kernel_ir`` (TTIR,
