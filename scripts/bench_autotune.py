@@ -32,7 +32,7 @@ split, the per-case rows), ``bench_autotune.csv`` / ``.md``,
 
 Usage (repository root; torch and triton needed, lightgbm optional)::
 
-    PYTHONPATH=. python3 scripts/bench_autotune.py --out OUT --deadline 470
+    PYTHONPATH=. python3 scripts/bench_autotune.py --out OUT --deadline 460
     PYTHONPATH=. python3 scripts/bench_autotune.py --out OUT --cases dequant_matmul,matmul --max-cases 4
     PYTHONPATH=. python3 scripts/bench_autotune.py --out /tmp/dry --dry-run      # CPU: TTIR + predictions
     PYTHONPATH=. python3 scripts/bench_autotune.py --out /tmp/cc --compile-check # CPU: compile every config for sm_90
@@ -73,7 +73,14 @@ if "--interpret" in sys.argv:  # before triton loads
 import torch
 import triton
 
-from learned_cost.autotune.bench_kernels import FAMILIES, BenchFamily, Case, case_order, estimated_seconds
+from learned_cost.autotune.bench_kernels import (
+    CASE_CONFIGS,
+    FAMILIES,
+    BenchFamily,
+    Case,
+    case_order,
+    estimated_seconds,
+)
 
 STRATEGIES = ("full", "adaptive", "topk")
 
@@ -615,7 +622,7 @@ def select_cases(args) -> list[tuple[BenchFamily, tuple, list]]:
         if args.unseen_only and not fam.unseen:
             continue
         full_shape = fam.shapes[si]
-        configs = fam.triton_configs(full_shape)
+        configs = fam.triton_configs(full_shape, args.configs_per_case or None)
         shape = full_shape
         if args.tiny:
             if si:
@@ -630,16 +637,18 @@ def select_cases(args) -> list[tuple[BenchFamily, tuple, list]]:
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--out", default="", help="output directory (required except for --replay)")
-    p.add_argument("--deadline", type=float, default=470.0,
+    p.add_argument("--deadline", type=float, default=460.0,
                    help="seconds from start after which no case starts that is estimated to end past it")
     p.add_argument("--strategies", default="full,adaptive",
                    help="comma-separated, full first or not: full,adaptive[,topk] (topk: --top-k)")
     p.add_argument("--top-k", type=float, default=0.25, help="share (<= 1) or count kept by the topk strategy")
     p.add_argument("--cases", default="", help="comma-separated family names: " + ",".join(f.name for f in FAMILIES))
     p.add_argument("--max-cases", type=int, default=0, help="at most this many cases (in the run's order)")
+    p.add_argument("--configs-per-case", type=int, default=CASE_CONFIGS,
+                   help="configs tuned per case, spread over its space (0: the whole space, 20-30)")
     p.add_argument("--max-configs", type=int, default=0, help="first N configs of each case only (tests)")
     p.add_argument("--unseen-only", action="store_true", help="only the kernels the model never trained on")
-    p.add_argument("--rounds", type=int, default=3, help="alternating latency rounds per case")
+    p.add_argument("--rounds", type=int, default=2, help="alternating latency rounds per case")
     p.add_argument("--tiny", action="store_true", help="each family's tiny shape (interpreter tests)")
     p.add_argument("--interpret", action="store_true", help="run under TRITON_INTERPRET=1 on the CPU (tests)")
     p.add_argument("--dry-run", action="store_true", help="CPU only: TTIR and predictions, no tuning")
@@ -689,7 +698,7 @@ def main(argv=None) -> int:
     pace = [0.0, 0.0]
     for n_case, (fam, shape, configs) in enumerate(cases):
         elapsed = time.perf_counter() - start
-        est = estimated_seconds(fam, len(configs)) * (1.0 + 0.35 * (len(strategies) - 1)) + 3.0
+        est = estimated_seconds(fam, len(configs)) * (1.0 + 0.3 * (len(strategies) - 1)) + 3.0
         scale = max(0.5, pace[0] / pace[1]) if pace[1] else 1.0
         if elapsed + est * scale > args.deadline:
             rows.append({"family": fam.name, "shape": "x".join(map(str, shape)), "unseen": fam.unseen,

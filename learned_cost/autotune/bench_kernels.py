@@ -205,13 +205,24 @@ class BenchFamily:
     dot: bool = False
     extra: dict = field(default_factory=dict)
 
-    def triton_configs(self, shape: tuple) -> list:
+    def triton_configs(self, shape: tuple, limit: int | None = None) -> list:
+        """``configs(shape)`` as ``triton.Config``; with ``limit``, that many
+        spread evenly over the space (its first and last included)."""
+        space = self.configs(shape)
+        if limit and len(space) > limit:
+            space = [space[round(i * (len(space) - 1) / (limit - 1))] for i in range(limit)] if limit > 1 else space[:1]
         out = []
-        for c in self.configs(shape):
+        for c in space:
             c = dict(c)
             w, s = c.pop("num_warps"), c.pop("num_stages")
             out.append(triton.Config(c, num_warps=w, num_stages=s))
         return out
+
+
+# Configs per case in the benchmark: every space above has 20-30; the run
+# tunes 20 of each (spread over the space) so 18 full tunings fit one
+# device call (scripts/bench_autotune.py --configs-per-case).
+CASE_CONFIGS = 20
 
 
 def _p2(n: int) -> int:
@@ -244,7 +255,7 @@ def _row_configs(shape):
     _, n = shape
     top = _p2(n)
     return [{"BLOCK_N": b, "num_warps": w, "num_stages": s} for b in (256, 512, 1024, 2048, 4096, 8192)
-            for w in (1, 2, 4, 8, 16) for s in (1, 3) if top // 8 <= b <= top and 64 * w <= b <= 1024 * w]
+            for w in (1, 2, 4, 8, 16) for s in (1, 3) if top // 8 <= b <= top and 64 * w <= b <= 1024 * w][-24:]
 
 
 def _make_softmax(shape, alloc, real):
@@ -535,7 +546,9 @@ def case_order(families: list[BenchFamily]) -> list[tuple[BenchFamily, int]]:
 
 def estimated_seconds(fam: BenchFamily, n_configs: int, share: float = 1.0) -> float:
     """Rough device-host seconds to compile and benchmark ``share`` of
-    ``n_configs`` configs (about 0.6 s a config, 1.4 s with tl.dot, plus
-    Triton's ~0.2 s benchmark of each)."""
-    per = (1.4 if fam.dot else 0.6) + 0.2
+    ``n_configs`` configs (about 0.6 s a config, 1.2 s with tl.dot, plus
+    Triton's ~0.2 s benchmark of each; compiling for sm_90 on a busy 2-core
+    CPU took 0.4-1.9 s a config, ``--compile-check``). The benchmark script
+    rescales these by what its cases so far took."""
+    per = (1.2 if fam.dot else 0.6) + 0.2
     return max(1.0, math.ceil(share * n_configs)) * per

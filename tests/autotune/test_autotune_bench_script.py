@@ -23,7 +23,7 @@ def _run(args, timeout=400, env=None):
 
 
 def test_cases_meet_the_benchmark_brief():
-    from learned_cost.autotune.bench_kernels import FAMILIES, case_order
+    from learned_cost.autotune.bench_kernels import CASE_CONFIGS, FAMILIES, case_order
     cases = case_order(FAMILIES)
     assert len(cases) >= 18
     assert sum(f.unseen for f, _ in cases) * 2 >= len(cases)
@@ -33,6 +33,8 @@ def test_cases_meet_the_benchmark_brief():
     for fam, si in cases:
         n = len(fam.configs(fam.shapes[si]))
         assert 20 <= n <= 60, (fam.name, n)
+        tuned = fam.triton_configs(fam.shapes[si], CASE_CONFIGS)
+        assert len(tuned) == CASE_CONFIGS == 20 and len({str(c) for c in tuned}) == 20
         if fam.unseen:
             assert fam.name not in corpus_names and fam.why
         else:
@@ -45,8 +47,9 @@ def test_dry_run_builds_ttir_once_per_meta_parameter_set(tmp_path):
     proc = _run(["--out", str(tmp_path), "--dry-run", "--cases", "add,rmsnorm_residual"])
     assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
     table = (tmp_path / "bench_autotune_dryrun.md").read_text()
-    assert "| add | 67108864 | False | 23 (TTIR 23) | 6 |" in table  # 6 block sizes, 23 configs
-    assert "| rmsnorm_residual | 32768x1024 | True | 24 (TTIR 24) | 5 |" in table
+    # 20 configs a case spread over the space; one TTIR per block size
+    assert "| add | 67108864 | False | 20 (TTIR 20) | 6 |" in table
+    assert "| rmsnorm_residual | 32768x1024 | True | 20 (TTIR 20) | 5 |" in table
 
 
 def test_no_gpu_run_refuses_cleanly(tmp_path):
