@@ -10,7 +10,9 @@ like ``triton.autotune`` (see ``tuner.autotune``)::
 ``make_perf_model()`` gives a ``perf_model`` for stock
 ``triton.autotune(prune_configs_by={"perf_model": ..., "top_k": ...})``;
 ``make_config_pruner()`` an ``early_config_prune`` with this package's
-top-k rules (stock Triton and triton-ascend; untested on Ascend hardware).
+top-k rules (stock Triton and triton-ascend; untested on Ascend hardware);
+``make_adaptive_hook()`` the adaptive rule through a stock autotuner's
+``early_config_prune`` and ``do_bench`` (``hook``; same caveat).
 
 ``autotune(..., prune="adaptive")``, the default, benchmarks in predicted
 order and stops when the model is sure (``adaptive``), between 15 % and
@@ -34,6 +36,7 @@ from .adaptive import AdaptiveSearch, Band, prediction_interval, should_stop
 from .prune import PrunePlan, plan_pruning, resolve_top_k
 
 __all__ = [
+    "AdaptiveHook",
     "AdaptiveSearch",
     "Band",
     "ConfigPruner",
@@ -42,6 +45,7 @@ __all__ = [
     "PruningAutotuner",
     "TuningReport",
     "autotune",
+    "make_adaptive_hook",
     "make_config_pruner",
     "make_perf_model",
     "plan_pruning",
@@ -51,6 +55,8 @@ __all__ = [
 ]
 
 _LAZY = {
+    "make_adaptive_hook": "hook",
+    "AdaptiveHook": "hook",
     "autotune": "tuner",
     "PruningAutotuner": "tuner",
     "TuningReport": "tuner",
