@@ -109,3 +109,16 @@ def test_replay_reproduces_recorded_plan(tmp_path):
                if line.startswith("| add |"))
     cells = [c.strip() for c in row.strip("|").split("|")]
     assert float(cells[5]) == pytest.approx(want, abs=1e-4)  # the recorded plan's regret
+
+
+def test_interpreter_loop_predicts_and_stops_early(tmp_path):
+    # One case only: Triton 3.6's interpreter leaves patches behind after
+    # running some kernels, after which later TTIR builds fail (those runs
+    # fail open); add's run leaves none, so the pruned runs are predicted.
+    proc = _run(["--out", str(tmp_path), "--interpret", "--tiny", "--configs-per-case", "0", "--rounds", "1",
+                 "--cases", "add"], timeout=400)
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    (row,) = json.loads((tmp_path / "summary.json").read_text())["cases"]
+    assert row["adaptive_fail_open"] is False and row["adaptive_stop_reason"] in ("confident", "max_configs")
+    assert row["adaptive_benchmarked"] <= 6 < row["full_benchmarked"] == row["n_configs"] == 23
+    assert row["adaptive_ttir_s"] > 0 and row["adaptive_predict_s"] > 0 and row["adaptive_correct"]
