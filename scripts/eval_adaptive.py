@@ -82,15 +82,36 @@ class Problem:
     # mean log-residual of the same family's other groups (other shapes or
     # dtypes): what a feedback store would hold after tuning them
     family_prior: float = 0.0
+    # the model's 80 % interval per config (µs), when the predictions have one
+    low: list[float] | None = None
+    high: list[float] | None = None
+
+    def predictions(self, intervals: bool) -> list:
+        """What the tuner's predictor hands the search: numbers, or objects
+        carrying the model's interval (``latency_low_us`` / ``latency_high_us``)."""
+        if not intervals or self.low is None or self.high is None:
+            return list(self.pred)
+        return [_Pred(p, lo, hi) for p, lo, hi in zip(self.pred, self.low, self.high)]
 
     @property
     def best(self) -> float:
         return min(self.meas)
 
 
+@dataclass(frozen=True)
+class _Pred:
+    latency_us: float
+    latency_low_us: float
+    latency_high_us: float
+
+
 def load_problems(pred_path: Path, data_dir: Path, column: str) -> list[Problem]:
     """Groups of the predictions file, configs joined from the data rows by key."""
-    p = pd.read_parquet(pred_path, columns=["key", "family", "group", "latency_us", column])
+    import pyarrow.parquet as pq
+
+    have = set(pq.read_schema(pred_path).names)
+    bounds = [c for c in (f"{column}_low", f"{column}_high") if c in have]
+    p = pd.read_parquet(pred_path, columns=["key", "family", "group", "latency_us", column, *bounds])
     rows = pd.concat([pd.read_parquet(f, columns=["key", "config"]) for f in sorted(glob.glob(str(data_dir / "rows-*.parquet")))])
     rows = rows.drop_duplicates("key")
     p = p.merge(rows, on="key", how="left")
@@ -99,8 +120,12 @@ def load_problems(pred_path: Path, data_dir: Path, column: str) -> list[Problem]
     out = []
     for (fam, grp), g in p.groupby(["family", "group"], sort=True):
         g = g.sort_values("key")  # a fixed caller order, independent of the file's
-        out.append(Problem(fam, grp, g[column].astype(float).tolist(), g["latency_us"].astype(float).tolist(),
-                           [json.loads(c) for c in g["config"]]))
+        pr = Problem(fam, grp, g[column].astype(float).tolist(), g["latency_us"].astype(float).tolist(),
+                     [json.loads(c) for c in g["config"]])
+        if len(bounds) == 2:
+            pr.low = g[bounds[0]].astype(float).tolist()
+            pr.high = g[bounds[1]].astype(float).tolist()
+        out.append(pr)
     set_family_priors(out)
     return out
 
@@ -158,11 +183,30 @@ def run_topk(pr: Problem, k: float) -> Outcome:
     return len(plan.kept), min(pr.meas[i] for i in plan.kept)
 
 
-def run_adaptive(pr: Problem, band: Band, cap: float | None = None, **kw) -> Outcome:
+def run_adaptive(pr: Problem, band: Band, cap: float | None = None, intervals: bool = False,
+                 min_share: float | None = None, **kw) -> Outcome:
+    """The search replayed on one group. ``cap``: share of the configs at
+    most; ``min_share``: share at least (rounded up, at least the minimum
+    count), as the tuner resolves ``top_k`` / ``min_configs``;
+    ``intervals``: the model's own intervals instead of the band."""
     n = len(pr.pred)
+    if min_share is not None:
+        kw["min_configs"] = max(DEFAULT_MIN_CONFIGS, resolve_top_k(min_share, n))
     max_configs = None if cap is None else max(resolve_top_k(cap, n), kw.get("min_configs", DEFAULT_MIN_CONFIGS))
-    s = replay(AdaptiveSearch(pr.pred, None, pr.desc, band=band, max_configs=max_configs, **kw), pr.meas)
+    s = replay(AdaptiveSearch(pr.predictions(intervals), None, pr.desc, band=band, max_configs=max_configs, **kw),
+               pr.meas)
     return len(s.benchmarked), s.best_us
+
+
+# The tuner's adaptive defaults (learned_cost.autotune.tuner, kept here to
+# avoid importing triton): floor 15 %, cap 25 %, the model's intervals.
+ADAPTIVE_MIN_SHARE = 0.15
+ADAPTIVE_CAP = 0.25
+
+
+def run_default(pr: Problem, band: Band, **kw) -> Outcome:
+    return run_adaptive(pr, band, cap=kw.pop("cap", ADAPTIVE_CAP), intervals=kw.pop("intervals", True),
+                        min_share=kw.pop("min_share", ADAPTIVE_MIN_SHARE), **kw)
 
 
 def score(problems: Sequence[Problem], strategy: Callable[[Problem], Outcome]) -> dict:
@@ -189,21 +233,24 @@ def strategies(band: Band) -> list[tuple[str, str, Callable[[Problem], Outcome]]
     rows: list[tuple[str, str, Callable[[Problem], Outcome]]] = []
     for k in (0.10, 0.25):
         rows.append((f"top-k {k:.0%}", "table", lambda pr, k=k: run_topk(pr, k)))
-    rows.append(("adaptive (defaults, no cap)", "table", lambda pr: run_adaptive(pr, band)))
-    rows.append(("adaptive, cap 25 %", "table", lambda pr: run_adaptive(pr, band, cap=0.25)))
-    rows.append(("adaptive, cap 50 %", "table", lambda pr: run_adaptive(pr, band, cap=0.5)))
-    rows.append(("adaptive, offset only (no local residuals)", "table", lambda pr: run_adaptive(pr, band, length=0.0)))
-    rows.append(("adaptive, fixed band (no spread scaling)", "table",
-                 lambda pr: run_adaptive(pr, band, spread_prior=None)))
-    rows.append(("adaptive, at least 25 % (`min_configs=0.25`)", "table",
-                 lambda pr: run_adaptive(pr, band, min_configs=max(DEFAULT_MIN_CONFIGS, resolve_top_k(0.25, len(pr.pred))))))
-    rows.append(("adaptive + prior from the family's other groups", "table",
-                 lambda pr: run_adaptive(pr, band, prior_offset=pr.family_prior, prior_weight=DEFAULT_PRIOR_WEIGHT)))
-    for k in (0.05, 0.15, 0.35, 0.5, 0.75):
+    rows.append(("**adaptive, the defaults** (floor 15 %, cap 25 %, model intervals)", "table",
+                 lambda pr: run_default(pr, band)))
+    rows.append(("adaptive, floor 15 %, cap 25 %, fallback band instead of intervals", "table",
+                 lambda pr: run_default(pr, band, intervals=False)))
+    rows.append(("adaptive, floor 15 %, cap 30 %, model intervals", "table", lambda pr: run_default(pr, band, cap=0.30)))
+    rows.append(("adaptive, floor 2 configs, cap 25 %, model intervals", "table",
+                 lambda pr: run_default(pr, band, min_share=None)))
+    rows.append(("adaptive, floor 2 configs, no cap, fallback band (the previous rule)", "table",
+                 lambda pr: run_adaptive(pr, band)))
+    rows.append(("adaptive defaults, offset only (no local residuals)", "table",
+                 lambda pr: run_default(pr, band, length=0.0)))
+    rows.append(("adaptive defaults + prior from the family's other groups", "table",
+                 lambda pr: run_default(pr, band, prior_offset=pr.family_prior, prior_weight=DEFAULT_PRIOR_WEIGHT)))
+    for k in (0.05, 0.15, 0.20, 0.35, 0.5):
         rows.append((f"top-k {k:.0%}", "sweep-topk", lambda pr, k=k: run_topk(pr, k)))
-    for q in (0.2, 0.1, 0.02, 0.005, 0.001):
-        rows.append((f"adaptive stop quantile {q:g}", "sweep-adaptive",
-                     lambda pr, q=q: run_adaptive(pr, band, stop_quantile=q)))
+    for ms, cap in ((0.08, 0.15), (0.1, 0.2), (0.2, 0.3), (0.25, 0.4), (0.35, 0.5)):
+        rows.append((f"adaptive floor {ms:.0%} cap {cap:.0%}", "sweep-adaptive",
+                     lambda pr, ms=ms, cap=cap: run_default(pr, band, min_share=ms, cap=cap)))
     return rows
 
 
@@ -224,7 +271,10 @@ def worst_groups(problems: Sequence[Problem], band: Band, n: int) -> str:
     and the band scale it ended with."""
     rows = []
     for pr in problems:
-        s = replay(AdaptiveSearch(pr.pred, None, pr.desc, band=band), pr.meas)
+        size = len(pr.pred)
+        floor = max(DEFAULT_MIN_CONFIGS, resolve_top_k(ADAPTIVE_MIN_SHARE, size))
+        s = replay(AdaptiveSearch(pr.predictions(True), None, pr.desc, band=band, min_configs=floor,
+                                  max_configs=max(resolve_top_k(ADAPTIVE_CAP, size), floor)), pr.meas)
         res = [math.log(pr.meas[i] / pr.pred[i]) for i in s.benchmarked]
         rows.append((s.best_us / pr.best, pr.group, len(s.benchmarked), len(pr.meas), res, s.band_scale, s.stop_reason))
     rows.sort(key=lambda r: -r[0])
@@ -262,12 +312,12 @@ def plot(results: Sequence[dict], path: Path, title: str) -> None:
             ax.annotate(r["strategy"].removeprefix("top-k "), (r["share_mean"], r[metric]), fontsize=7,
                         textcoords="offset points", xytext=(3, 3))
         sweep = sorted((r for r in results if r["kind"] == "sweep-adaptive"
-                        or r["strategy"] == "adaptive (defaults, no cap)"), key=lambda r: r["share_mean"])
+                        or r["strategy"].startswith("**adaptive, the defaults")), key=lambda r: r["share_mean"])
         ax.plot([r["share_mean"] for r in sweep], [r[metric] for r in sweep], "s-", color="tab:blue",
-                label="adaptive, stop quantile 0.2-0.001")
+                label="adaptive, floor/cap 8/15 % .. 35/50 %")
         for r in results:
             if r["kind"] == "table" and r["strategy"].startswith("adaptive"):
-                ax.plot(r["share_mean"], r[metric], "D", ms=7, label=r["strategy"])
+                ax.plot(r["share_mean"], r[metric], "D", ms=7, label=r["strategy"].replace("**", ""))
         if metric == "regret_max":
             ax.set_yscale("log")
         ax.set_xlabel("configs benchmarked (mean share of the group)")
@@ -311,7 +361,9 @@ def main(argv=None) -> int:
             f"Half B (scored): {', '.join(sorted(b))}.", "",
             f"Scored: the {n_b} groups of half B. The fallback band is calibrated on half A "
             f"(Band({band_a.log_low:.3f}, {band_a.log_high:.3f})); the adaptive defaults "
-            "(stop quantile, spread prior) were chosen on half A as well.", "",
+            "(stop quantile, spread prior; the 15 % floor and 25 % cap) were chosen on half A as well. "
+            "The intervals are the model's own (the prediction file's `_low` / `_high` columns) where a row "
+            "says so.", "",
             table(results), "", "Sweeps (plot only):", "", table(results, ("sweep-topk", "sweep-adaptive")), "",
             f"## Reverse: half A scored ({len(problems) - n_b} groups), band calibrated on half B "
             f"(Band({band_b.log_low:.3f}, {band_b.log_high:.3f})); the defaults were chosen on half A, "
@@ -342,7 +394,7 @@ def main(argv=None) -> int:
                                                       "results": results}, indent=1) + "\n")
         plot([r for r in results if "cases" not in r and "scored" not in r], out / "adaptive_vs_topk.png",
              f"{n_b} groups of data/h200 (half B of the families), leave-one-family-out predictions; "
-             f"tolerance {DEFAULT_TOLERANCE:.0%}, batch {DEFAULT_BATCH_SIZE}, min {DEFAULT_MIN_CONFIGS}")
+             f"tolerance {DEFAULT_TOLERANCE:.0%}, batch {DEFAULT_BATCH_SIZE}")
     return 0
 
 

@@ -3,17 +3,21 @@
 ``from learned_cost.autotune import autotune`` gives a decorator factory used
 like ``triton.autotune`` (see ``tuner.autotune``)::
 
-    @autotune(configs=[...], key=["n"], top_k=0.25)
+    @autotune(configs=[...], key=["n"])   # adaptive (default); or prune="topk", top_k=0.25
     @triton.jit
     def kernel(...): ...
 
 ``make_perf_model()`` gives a ``perf_model`` for stock
 ``triton.autotune(prune_configs_by={"perf_model": ..., "top_k": ...})``;
 ``make_config_pruner()`` an ``early_config_prune`` with this package's
-top-k rules (stock Triton and triton-ascend; untested on Ascend hardware).
+top-k rules (stock Triton and triton-ascend; untested on Ascend hardware);
+``make_adaptive_hook()`` the adaptive rule through a stock autotuner's
+``early_config_prune`` and ``do_bench`` (``hook``; same caveat).
 
-``autotune(..., prune="adaptive")`` benchmarks in predicted order and stops
-when the model is sure (``adaptive``).
+``autotune(..., prune="adaptive")``, the default, benchmarks in predicted
+order and stops when the model is sure (``adaptive``), between 15 % and
+25 % of the configs by default; ``prune="topk"`` benchmarks a fixed share.
+``bench_kernels`` holds the GPU benchmark's cases (needs torch).
 
 Modules: ``prune`` (which configs to benchmark; pure), ``adaptive`` (the
 adaptive search's decision rule; pure), ``kernel_ir`` (TTIR,
@@ -32,6 +36,7 @@ from .adaptive import AdaptiveSearch, Band, prediction_interval, should_stop
 from .prune import PrunePlan, plan_pruning, resolve_top_k
 
 __all__ = [
+    "AdaptiveHook",
     "AdaptiveSearch",
     "Band",
     "ConfigPruner",
@@ -40,6 +45,7 @@ __all__ = [
     "PruningAutotuner",
     "TuningReport",
     "autotune",
+    "make_adaptive_hook",
     "make_config_pruner",
     "make_perf_model",
     "plan_pruning",
@@ -49,6 +55,8 @@ __all__ = [
 ]
 
 _LAZY = {
+    "make_adaptive_hook": "hook",
+    "AdaptiveHook": "hook",
     "autotune": "tuner",
     "PruningAutotuner": "tuner",
     "TuningReport": "tuner",

@@ -61,10 +61,21 @@ from .prune import PrunePlan, check_tie_rtol, is_finite, plan_pruning, resolve_t
 DEFAULT_TIE_RTOL = 0.005
 # Fixed top-k's share when top_k is not given.
 DEFAULT_TOP_K = 0.25
+# Adaptive search defaults, chosen offline (scripts/eval_adaptive.py,
+# leave-one-family-out, reports/autotune/adaptive_offline/): at least the
+# predicted best 15 % (and 2), at most 25 % unless top_k says otherwise
+# (top_k=1.0: no cap); in between, stop when the model is sure.
+DEFAULT_ADAPTIVE_MIN_SHARE = 0.15
+DEFAULT_ADAPTIVE_CAP = 0.25
 PRUNE_STRATEGIES = ("topk", "adaptive")
 # Feedback rows of the same kernel read for the between-runs prior (the
 # newest ones): enough for a stable mean, few enough to predict quickly.
 PRIOR_ROWS = 64
+# Threads building the TTIR of distinct meta-parameter sets (env
+# LEARNED_COST_TTIR_THREADS; 1 = serial). Triton's front end is mostly
+# Python, so threads gain little (1.2x on 2 cores for 8 matmul configs):
+# the build per distinct set, not per config, is the larger saving.
+TTIR_THREADS = max(1, int(os.environ.get("LEARNED_COST_TTIR_THREADS", "4") or 4))
 
 
 @dataclass
@@ -84,6 +95,9 @@ class TuningReport:
     best: Any = None
     predict_s: float = 0.0
     bench_s: float = 0.0
+    # predict_s split: building TTIR, asking the cost model (seconds)
+    ttir_s: float = 0.0
+    model_s: float = 0.0
     feedback_path: str | None = None
     # the launch each candidate was predicted from (None: no TTIR)
     launches: list = field(default_factory=list)
@@ -121,10 +135,13 @@ def _dtype_name(dtype: Any) -> str:
             "float8_e4m3fn": "fp8e4nv", "float8_e5m2": "fp8e5"}.get(s, s)
 
 
-def resolve_min_configs(min_configs: float, n: int) -> int:
+def resolve_min_configs(min_configs: float | None, n: int) -> int:
     """The adaptive search's floor for ``n`` candidates: an int >= 1 as is,
     or a float in (0, 1) as a share of ``n`` rounded up, at least
-    ``DEFAULT_MIN_CONFIGS``. ValueError/TypeError otherwise."""
+    ``DEFAULT_MIN_CONFIGS``; None: ``DEFAULT_ADAPTIVE_MIN_SHARE``.
+    ValueError/TypeError otherwise."""
+    if min_configs is None:
+        min_configs = DEFAULT_ADAPTIVE_MIN_SHARE
     if isinstance(min_configs, float) and 0 < min_configs < 1:
         return max(DEFAULT_MIN_CONFIGS, resolve_top_k(min_configs, n)) if n else 0
     if isinstance(min_configs, bool) or not isinstance(min_configs, int) or min_configs < 1:
@@ -145,8 +162,8 @@ class PruningAutotuner(Autotuner):
     """A stock ``Autotuner`` whose tuning benchmarks only the predicted best
     configs (see module docstring). Built by :func:`autotune`."""
 
-    def __init__(self, fn, arg_names, configs, key, *, top_k: float | None = None, prune: str = "topk",
-                 tolerance: float = DEFAULT_TOLERANCE, min_configs: float = DEFAULT_MIN_CONFIGS,
+    def __init__(self, fn, arg_names, configs, key, *, top_k: float | None = None, prune: str = "adaptive",
+                 tolerance: float = DEFAULT_TOLERANCE, min_configs: float | None = None,
                  batch_size: int = DEFAULT_BATCH_SIZE, prior_from_feedback: bool = True,
                  early_config_prune: Callable | None = None, predictor: Predictor | None = None,
                  hardware: str | None = None, target: tuple | None = None,
@@ -202,24 +219,54 @@ class PruningAutotuner(Autotuner):
     def predict(self, named: Mapping[str, Any], kwargs: Mapping[str, Any], candidates: Sequence[Config]):
         """(launches, predicted latencies in us) of ``candidates``; a config
         whose TTIR cannot be built gets None and ``inf`` (one warning per
-        tuning run says how many)."""
-        launches: list[LaunchIR | None] = []
-        failures: list[str] = []
-        for c in candidates:
-            try:
-                launches.append(self._describe(named, kwargs, c))
-            except Exception as e:  # noqa: BLE001 - no TTIR: unpredicted, still tunable
-                launches.append(None)
-                failures.append(f"{c}: {type(e).__name__}: {e}")
+        tuning run says how many). TTIR is built once per distinct set of
+        meta-parameters (configs differing only in launch options share it,
+        see ``kernel_ir``), the distinct builds in a few threads
+        (:data:`TTIR_THREADS`). Sets ``ttir_s`` and ``model_s`` (seconds)."""
+        t0 = time.perf_counter()
+        launches, failures = self._describe_all(named, kwargs, candidates)
         if failures:
             warnings.warn(f"learned_cost: no TTIR for {len(failures)} of {len(candidates)} configs "
                           f"(first: {failures[0][:300]})", RuntimeWarning, stacklevel=3)
+        t1 = time.perf_counter()
         hw = self.hardware or default_hardware()
         predictor = self.predictor or (interval_predictor if self.prune == "adaptive" else None)
         raw: list = []
         preds = predict_launches(launches, predictor, hw, raw=raw)
         self._raw_predictions = raw
+        self.ttir_s, self.model_s = t1 - t0, time.perf_counter() - t1
         return launches, preds
+
+    def _describe_all(self, named, kwargs, candidates: Sequence[Config]) -> tuple[list, list[str]]:
+        """LaunchIR per candidate (None where the TTIR cannot be built) and
+        the failures. One representative per distinct meta-parameter set is
+        described first, in parallel; the rest then hit the describer's
+        cache."""
+
+        def one(c: Config):
+            try:
+                return self._describe(named, kwargs, c), None
+            except Exception as e:  # noqa: BLE001 - no TTIR: unpredicted, still tunable
+                return None, f"{c}: {type(e).__name__}: {e}"
+
+        firsts: dict[str, int] = {}
+        for i, c in enumerate(candidates):
+            firsts.setdefault(repr(sorted(c.kwargs.items(), key=lambda kv: kv[0])), i)
+        reps = list(firsts.values())
+        threads = min(TTIR_THREADS, len(reps))
+        done: dict[int, tuple] = {}
+        if threads > 1:
+            try:
+                self.describer._ensure_frontend()
+                from concurrent.futures import ThreadPoolExecutor
+
+                with ThreadPoolExecutor(threads) as pool:
+                    for i, r in zip(reps, pool.map(lambda j: one(candidates[j]), reps)):
+                        done[i] = r
+            except Exception:  # noqa: BLE001 - no front end: each config reports its own error below
+                done = {}
+        results = [done[i] if i in done else one(c) for i, c in enumerate(candidates)]
+        return [r[0] for r in results], [r[1] for r in results if r[1]]
 
     def _candidates(self, kwargs: Mapping[str, Any]) -> list[Config]:
         configs = list(self.configs)
@@ -272,7 +319,8 @@ class PruningAutotuner(Autotuner):
     def _tune(self, key: tuple, args: Sequence[Any], kwargs: dict) -> None:
         candidates, launches, preds, plan, predict_s = self._plan(kwargs)
         report = TuningReport(key=key, candidates=candidates, predictions=preds, plan=plan, predict_s=predict_s,
-                              launches=launches, strategy=self.prune)
+                              launches=launches, strategy=self.prune, ttir_s=getattr(self, "ttir_s", 0.0),
+                              model_s=getattr(self, "model_s", 0.0))
 
         def benchmark() -> None:
             if self.prune == "adaptive":
@@ -324,7 +372,7 @@ class PruningAutotuner(Autotuner):
         :meth:`_benchmark`."""
         n = len(candidates)
         min_configs = resolve_min_configs(self.min_configs, n)
-        cap = None if self.top_k is None else max(resolve_top_k(self.top_k, n), min_configs)
+        cap = max(resolve_top_k(DEFAULT_ADAPTIVE_CAP if self.top_k is None else self.top_k, n), min_configs)
         prior_offset, prior_weight = 0.0, 0.0
         if self.prior_from_feedback and not report.plan.fail_open:
             prior_offset, report.prior_rows = self._feedback_prior()
@@ -432,7 +480,7 @@ class PruningAutotuner(Autotuner):
 
 
 def autotune(configs: Sequence[Config], key: Sequence[str], top_k: float | None = None, *,
-             prune: str = "topk", tolerance: float = DEFAULT_TOLERANCE, min_configs: float = DEFAULT_MIN_CONFIGS,
+             prune: str = "adaptive", tolerance: float = DEFAULT_TOLERANCE, min_configs: float | None = None,
              batch_size: int = DEFAULT_BATCH_SIZE, prior_from_feedback: bool = True,
              early_config_prune: Callable | None = None, predictor: Predictor | None = None,
              hardware: str | None = None, target: tuple | None = None,
@@ -442,17 +490,19 @@ def autotune(configs: Sequence[Config], key: Sequence[str], top_k: float | None 
     """Decorator like ``triton.autotune`` that benchmarks only the configs
     the cost model ranks best.
 
-    ``prune="topk"`` (default): benchmark the best ``top_k`` by predicted
+    ``prune="topk"``: benchmark the best ``top_k`` by predicted
     latency; ``top_k``: int >= 1, or float in (0, 1] = share of the configs,
     rounded up (default 0.25).
 
-    ``prune="adaptive"``: benchmark in predicted order, ``batch_size``
+    ``prune="adaptive"`` (default): benchmark in predicted order, ``batch_size``
     configs at a time; after each batch correct the remaining predictions
     with the measured ones, and stop when no unmeasured config's optimistic
     latency beats the best measured by more than ``tolerance`` (relative,
-    default 0.01); never fewer than ``min_configs`` (default 2; a float in
-    (0, 1) is a share of the configs, rounded up, at least 2); ``top_k``,
-    when given, caps the configs benchmarked (default: no cap). With
+    default 0.01); never fewer than ``min_configs`` (default None: the
+    predicted best 15 %, at least 2; a float in (0, 1) is such a share, an
+    int a count); ``top_k`` caps the configs benchmarked (default 0.25;
+    1.0: no cap). Offline this beats fixed top-k 25 % at a slightly lower
+    share (``scripts/eval_adaptive.py``). With
     ``prior_from_feedback`` (default on), the correction starts from this
     kernel's stored feedback rows (earlier tunings, other shapes too). See
     ``learned_cost.autotune.adaptive``.
