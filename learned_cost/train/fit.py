@@ -48,8 +48,11 @@ RANK_MAX_LABEL = 30
 class FitParams:
     """LightGBM settings. Fixed in advance, not tuned on evaluation folds."""
 
-    num_boost_round: int = 500
-    learning_rate: float = 0.05
+    # 250 rounds at 0.1 take half the time of 500 at 0.05 for the same total
+    # step; on held-out training families (inner splits) neither the l2 of
+    # log_ratio nor lambdarank's NDCG improves past ~200 rounds at 0.05.
+    num_boost_round: int = 250
+    learning_rate: float = 0.1
     num_leaves: int = 63
     min_data_in_leaf: int = 10
     feature_fraction: float = 0.8
@@ -73,7 +76,9 @@ class FitParams:
             "seed": self.seed,
             "num_threads": self.num_threads,
             "deterministic": True,
-            "force_col_wise": True,
+            # row-wise histograms: the same trees as col-wise (same sums), ~20 %
+            # less time with one thread and ~100 inputs
+            "force_row_wise": True,
             "verbosity": -1,
         }
         if variant == "lambdarank":
