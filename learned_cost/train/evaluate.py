@@ -187,20 +187,21 @@ def _run_tasks(table: pd.DataFrame, tasks: list, params: FitParams, jobs: int | 
     """``run_fit_tasks`` with the largest fits first (the last ones to finish
     are small, so no core idles at the end) and a progress bar whose ETA
     weighs each fit by its size, one line per ``interval_s``."""
-    cost = np.array([len(tr) * _VARIANT_COST.get(v, 1.0) for v, tr, _ in tasks], dtype=np.float64)
+    # integer costs (training rows x variant weight): the bar's sum is exact
+    cost = np.array([max(1, round(len(tr) * _VARIANT_COST.get(v, 1.0))) for v, tr, _ in tasks], dtype=np.int64)
     order = np.argsort(-cost, kind="stable")
-    total = float(cost.sum()) or 1.0
+    total = int(cost.sum()) or 1
     t0 = time.perf_counter()
     bar = None
     try:
         from tqdm import tqdm
 
-        bar = tqdm(total=100.0, file=_LogStream(log), mininterval=interval_s, maxinterval=interval_s * 3,
-                   ncols=90, ascii=True, desc=f"fits 0/{len(tasks)}", unit="%",
+        bar = tqdm(total=int(total), file=_LogStream(log), mininterval=interval_s, maxinterval=interval_s * 3,
+                   ncols=90, ascii=True, desc=f"fits 0/{len(tasks)}", unit="row",
                    bar_format="{desc}: {percentage:3.0f}%|{bar}| [{elapsed}<{remaining}]")
     except ImportError:  # tqdm is optional: plain lines then
         pass
-    done_cost = [0.0]
+    done_cost = [0]
     last = [t0]
 
     def progress(done, n):
@@ -208,7 +209,7 @@ def _run_tasks(table: pd.DataFrame, tasks: list, params: FitParams, jobs: int | 
         done_cost[0] += c
         if bar is not None:
             bar.set_description_str(f"fits {done}/{n}", refresh=False)
-            bar.update(100.0 * c / total)
+            bar.update(int(c))
         elif done == n or time.perf_counter() - last[0] >= interval_s:
             last[0] = time.perf_counter()
             el = last[0] - t0
