@@ -256,7 +256,9 @@ def _sources_md(res: EvaluationResult) -> list[str]:
           f"{0.88:.2f}."), ""]
     for name, d in res.sources.items():
         cov = d["interval_coverage"]
-        L += [f"### {name} ({d['groups']} groups, {d['rows']} rows scored)", "", _summary_md(d["summary"]), ""]
+        ranked = int(d["summary"].loc["learned", "groups"]) if "learned" in d["summary"].index else d["groups"]
+        L += [f"### {name} ({d['groups']} groups, {ranked} of them with 2 or more configs; {d['rows']} rows scored)",
+              "", _summary_md(d["summary"]), ""]
         if not pd.isna(cov):
             L += [f"80 % interval of `learned` holds the measured latency for {cov:.3f} of the scored rows.", ""]
         oo = d["options_only"]
