@@ -88,3 +88,59 @@ def test_options_only_subgroups():
     assert s.loc["lambdarank", "tau_mean"] == -1.0
     # analytic orders g1|a as 1, 2, 3 against measured 3, 1, 2 and g2|a the wrong way round
     assert s.loc["analytic", "regret1_geomean"] == pytest.approx((3.0 * 2.0) ** 0.5)
+
+
+def test_source_scheme_targets_and_report(synthetic_table, tmp_path):
+    """Leave-one-source-out in the package: corpus rows -> harvested groups
+    (``inductor/...``) and back, scored on the held-out source only; the
+    issue-12 target table and the report's new sections."""
+    from learned_cost.train.evaluate import issue_targets, source_folds
+
+    t = synthetic_table.copy()
+    harvested = t["family"] == "fam3"
+    t.loc[harvested, "group"] = "inductor/prog-a/" + t.loc[harvested, "group"]
+    t = t.sort_values(["group", "key"], kind="mergesort").reset_index(drop=True)
+    folds = source_folds(t)
+    assert [name for name, _, _ in folds] == ["collector -> inductor", "inductor -> collector"]
+    fwd_tr, fwd_te = folds[0][1], folds[0][2]
+    assert t.iloc[fwd_te]["group"].str.startswith("inductor/").all()
+    assert not t.iloc[fwd_tr]["group"].str.startswith("inductor/").any()
+    assert source_folds(synthetic_table) == []  # one source: nothing to hold out
+
+    res = evaluate(t, "h200", FAST, schemes=("lofo", "source"), inner_splits=2, jobs=1, log=lambda *_: None)
+    src = res.sources["collector -> inductor"]
+    assert src["groups"] == 6 and src["rows"] == int(harvested.sum())
+    assert {"learned", "analytic", "random-k", "lambdarank"} <= set(src["summary"].index)
+    assert 0.0 <= src["interval_coverage"] <= 1.0
+    # every row is scored once: in the direction that holds its source out
+    assert res.schemes["source"].scores["learned"].notna().all()
+
+    tg = issue_targets(res)
+    by = dict(zip(tg["target"], tg.itertuples(index=False)))
+    hit = by["2%-hit@25% >= 0.93"]
+    assert hit.measured == pytest.approx(res.schemes["lofo"].summary.loc["learned", "hit25"])
+    assert hit.met == (hit.measured >= 0.93) and hit.by == pytest.approx(abs(hit.measured - 0.93))
+    loso = [r for k, r in by.items() if k.startswith("leave-one-source-out")][0]
+    assert loso.measured == pytest.approx(src["summary"].loc["learned", "hit25"])
+    assert any(k.startswith("options-only groups") for k in by)
+    assert any(k.startswith("`learned-cost evaluate` <= 15 min") for k in by)
+
+    text = write_report(res, tmp_path).read_text()
+    assert "## Acceptance targets (issue 12)" in text
+    assert "### collector -> inductor" in text and "### inductor -> collector" in text
+    assert "## 80 % interval coverage per held-out family" in text
+    assert "fit processes on a machine of" in text
+
+
+def test_fit_batch_runs_largest_first_and_keeps_task_order(synthetic_table):
+    from learned_cost.train.evaluate import _run_tasks
+    from learned_cost.train.fit import run_fit_tasks
+
+    folds = family_folds(synthetic_table)
+    tasks = [("log_ratio", tr, te) for _, tr, te in folds[:2]] + [("lambdarank", folds[2][1][:50], folds[2][2])]
+    lines = []
+    got = _run_tasks(synthetic_table, tasks, FAST, jobs=1, log=lines.append, interval_s=0.0)
+    want = run_fit_tasks(synthetic_table, tasks, FAST, jobs=1)
+    for a, b in zip(got, want):
+        assert (a == b).all()
+    assert lines and "fits 3/3" in lines[-1] and "100%" in lines[-1]

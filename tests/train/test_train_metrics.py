@@ -114,3 +114,35 @@ def test_perfect_scores():
     assert s.regret1_geomean == 1.0 and s.regret25_max == 1.0
     assert s.hit25 == 1.0 and s.tau_mean == pytest.approx(1.0)
     assert s.mape_pct == 0.0
+
+
+def test_group_scores_match_the_per_group_functions():
+    """group_scores walks numpy slices; its figures are those of the public
+    per-group functions, ties and all."""
+    rng = np.random.default_rng(3)
+    rows = []
+    for g in range(40):
+        n = int(rng.integers(1, 30))
+        true = rng.lognormal(3, 0.5, n)
+        score = np.round(rng.normal(size=n), 1)  # rounding makes ties
+        rows += [(f"g{g:02d}", t, s) for t, s in zip(true, score)]
+    f = pd.DataFrame(rows, columns=["group", "latency_us", "score"]).sample(frac=1.0, random_state=1)
+    pg = M.group_scores(f, "score", eps=0.05)
+    for gid, g in f.groupby("group"):
+        if len(g) < 2:
+            assert gid not in pg.index
+            continue
+        t, s = g["latency_us"].to_numpy(), g["score"].to_numpy()
+        k = M.k_of_fraction(len(g))
+        r = pg.loc[gid]
+        assert r["regret1"] == M.expected_topk_min(t, s, 1) / t.min()
+        assert r["regret25"] == M.expected_topk_min(t, s, k) / t.min()
+        assert r["hit25"] == M.expected_hit(t, s, k, 0.05)
+        assert r["tau"] == M.kendall_tau_b(s, t)
+    assert list(pg.index) == sorted(pg.index)
+    with pytest.raises(ValueError, match="eps"):
+        M.group_scores(f, "score", eps=-0.1)
+    bad = f.copy()
+    bad.iloc[0, bad.columns.get_loc("latency_us")] = -1.0
+    with pytest.raises(ValueError, match="true latencies"):
+        M.group_scores(bad, "score")
