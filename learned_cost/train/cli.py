@@ -170,7 +170,7 @@ def cmd_retrain(args) -> int:
 
 
 def _add_fit_args(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--rounds", type=int, default=None, help="boosting rounds (default 500)")
+    p.add_argument("--rounds", type=int, default=None, help="boosting rounds (default: FitParams.rounds, 250)")
     p.add_argument("--threads", type=int, default=None,
                    help="LightGBM threads per fit (default 1; part of determinism)")
     p.add_argument("--jobs", type=int, default=None,

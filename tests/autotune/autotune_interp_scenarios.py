@@ -103,7 +103,7 @@ def report_of(kernel):
 
 def scenario_basic():
     rec = Recorder()
-    k = autotune(configs(), key=["n"], top_k=0.25, predictor=rec, do_bench=cpu_bench)(add_kernel)
+    k = autotune(configs(), key=["n"], top_k=0.25, prune="topk", predictor=rec, do_bench=cpu_bench)(add_kernel)
     ok = run(k)
     first = report_of(k)
     item = rec.calls[0][0]
@@ -277,7 +277,8 @@ def scenario_adaptive():
     out = {}
     # a model right up to a constant factor: sure after min_configs
     bench = TableBench()
-    k = autotune(configs(pre_hook=bench.hook), key=["n"], prune="adaptive", predictor=TablePredictor(3.0),
+    # top_k=1.0: no cap (the default caps at a quarter), so the stop rule decides
+    k = autotune(configs(pre_hook=bench.hook), key=["n"], prune="adaptive", top_k=1.0, predictor=TablePredictor(3.0),
                  do_bench=bench, feedback=False, prior_from_feedback=False)(add_kernel)
     ok = run(k)
     out["accurate"] = {**adaptive_report(k, bench), "correct": ok}
@@ -285,13 +286,13 @@ def scenario_adaptive():
     # the search must keep going until it has measured it
     wrong = {(256, 2): 100.0, (256, 4): 101.0, (64, 2): 102.0, (64, 4): 103.0, (128, 4): 104.0, (128, 2): 105.0}
     bench = TableBench()
-    k = autotune(configs(pre_hook=bench.hook), key=["n"], prune="adaptive", predictor=TablePredictor(order=wrong),
+    k = autotune(configs(pre_hook=bench.hook), key=["n"], prune="adaptive", top_k=1.0, predictor=TablePredictor(order=wrong),
                  do_bench=bench, feedback=False, prior_from_feedback=False)(add_kernel)
     ok = run(k)
     out["wrong"] = {**adaptive_report(k, bench), "correct": ok}
     # the accurate model with a floor of half the configs
     bench = TableBench()
-    k = autotune(configs(pre_hook=bench.hook), key=["n"], prune="adaptive", min_configs=0.5,
+    k = autotune(configs(pre_hook=bench.hook), key=["n"], prune="adaptive", min_configs=0.5, top_k=1.0,
                  predictor=TablePredictor(3.0), do_bench=bench, feedback=False, prior_from_feedback=False)(add_kernel)
     ok = run(k)
     out["floor"] = {**adaptive_report(k, bench), "correct": ok}

@@ -223,7 +223,8 @@ def test_adaptive_starts_from_the_kernels_feedback(results):
 def test_adaptive_with_the_real_cost_model(results):
     r = results["adaptive_default_predictor"]
     assert r["correct"] and r["n_benchmarked"] >= 2
-    assert r["stop_reason"] in ("confident", "exhausted", "fail-open")
+    # max_configs: the default cap (a quarter of the configs) can end it first
+    assert r["stop_reason"] in ("confident", "exhausted", "fail-open", "max_configs")
 
 
 # ------------------------------------------------- early_config_prune hook
