@@ -308,6 +308,7 @@ def info_dict(args: argparse.Namespace | None = None) -> dict[str, Any]:
     from .features.schema import FEATURE_SCHEMA_VERSION, feature_names
     from .hardware import resolve_hardware
     from .hardware.profile import ascend_installed
+    from .models.learned import METADATA_FILE, MODEL_FILE
     from .models.select import find_model_folder, model_search_dirs, select_model
 
     given = {k: getattr(args, k, None) for k in ("hardware_config", "hardware", "target_arch")}
@@ -329,10 +330,10 @@ def info_dict(args: argparse.Namespace | None = None) -> dict[str, Any]:
     model["used"] = m.name
     model["digest"] = getattr(m, "digest", None)
     if folder is not None:
-        model["file"] = str(folder / "model.txt")
+        model["file"] = str(folder / MODEL_FILE)
         model["refused"] = "; ".join(str(w.message) for w in rec) or None
         try:
-            meta = json.loads((folder / "metadata.json").read_text(encoding="utf-8"))
+            meta = json.loads((folder / METADATA_FILE).read_text(encoding="utf-8"))
             model["recorded_sha256"] = meta.get("model_sha256")
             model["created"] = meta.get("created")
             model["training_rows"] = (meta.get("training_data") or {}).get("rows")

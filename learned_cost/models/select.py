@@ -35,8 +35,7 @@ from pathlib import Path
 from ..hardware.profile import HardwareProfile
 from .analytic import AnalyticModel
 from .base import CostModel
-
-MODEL_FILE = "model.txt"
+from .learned import MODEL_FILE
 FORCE_VALUES = (None, "auto", "analytic", "learned")
 
 
