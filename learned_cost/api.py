@@ -71,7 +71,7 @@ import warnings
 from collections.abc import Hashable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -83,7 +83,7 @@ from .hardware.profile import (
     UnknownHardwareError,
     resolve_hardware,
 )
-from .item import Item, ItemError, normalize_grid, normalize_options, parse_item, parse_ttir_field
+from .item import Item, ItemError, normalize_grid, normalize_options, parse_item
 from .models.select import ModelSelector, ModelUnavailableError, default_selector
 from .safe_io import file_signature
 
@@ -177,6 +177,60 @@ def describe_error(e: BaseException) -> str:
 MODULE_BYTES_PER_CHAR = 26
 _RAW_RECORD_BYTES = 2048  # feature vector (a dict of ~80 floats), notes, key tuple
 _SHARES = {"modules": 1 / 2, "raw": 1 / 4, "digests": 1 / 8, "predictions": 1 / 8}
+
+# Garbage-collection pauses. A full collection of the interpreter walks every
+# object it tracks (containers: lists, dicts, class instances, tuples holding
+# them), so a cache of many small objects makes every full collection of the
+# host longer, whatever the cache's byte bound. Hence:
+#
+# * parsed modules, the only records that must stay object graphs (about 0.2
+#   tracked objects per character of text, with their prepared indexes), are
+#   bounded by text characters as well as bytes: MODULE_CACHE_CHARS keeps at
+#   most ~15,000 such objects alive (the kernel texts an autotuner reuses
+#   with new bindings, 2-30 KB each, fit by the few to the dozen);
+# * every other record is flat: tuples of numbers and strings, the feature
+#   vector as float64 bytes (``_RawRecord``). Python stops tracking a tuple
+#   of atomic values at its first collection, so these cost the collector
+#   nothing however many there are;
+# * the trained model is read by LightGBM's C library directly
+#   (``learned_cost.models.lgb_native``), not through the lightgbm package,
+#   which would import pandas, scikit-learn and SciPy: ~100,000 objects.
+#
+# ``gc.freeze()`` would hide objects from the collector too, but it acts on
+# every object of the process, the host's included (garbage cycles of the
+# host alive at that moment would never be freed), so the library never
+# calls it.
+MODULE_CACHE_CHARS = 64 * 1024
+
+
+class _RawRecord(NamedTuple):
+    """An exact-input cache entry, flat (see the note on collections above):
+    the feature vector is kept as float64 bytes in schema order. The cache
+    stores ``tuple(record)``: only an exact tuple is untracked by the
+    collector, a NamedTuple instance stays tracked; ``_RawRecord._make``
+    reads it back."""
+
+    latency_us: float
+    model: str
+    hardware: str
+    feature_bytes: bytes
+    feature_warnings: tuple[str, ...]
+    grid: tuple[int, int, int]
+    grid_source: str
+    notes: tuple[str, ...]
+    latency_low_us: float | None
+    latency_high_us: float | None
+
+    @classmethod
+    def of(cls, latency: float, model: str, hardware: str, fv: FeatureVector, notes: Sequence[str],
+           low: float | None, high: float | None) -> _RawRecord:
+        return cls(latency, model, hardware, fv.to_array().tobytes(), tuple(fv.warnings), tuple(fv.grid),
+                   fv.grid_source, tuple(notes), low, high)
+
+    def features(self) -> FeatureVector:
+        values = np.frombuffer(self.feature_bytes, dtype=np.float64).tolist()
+        return FeatureVector(values=dict(zip(feature_names(), values)), warnings=list(self.feature_warnings),
+                             grid=self.grid, grid_source=self.grid_source)
 
 
 def _freeze(v: Any) -> Hashable:
@@ -273,7 +327,7 @@ class Predictor:
       stripping, hashing and profile resolution on repeated calls);
     * digests: raw TTIR text -> location-stripped digest;
     * parsed modules by digest, kept from the second time a text is seen
-      (``seen`` remembers the first);
+      (``seen`` remembers the first), at most MODULE_CACHE_CHARS of text;
     * predictions: ``learned_cost.cache.PredictionCache`` by prediction key
       (memory, plus disk with ``LEARNED_COST_DISK_CACHE=1``);
     * model choices: a ``learned_cost.models.select.ModelSelector`` (its own
@@ -291,7 +345,7 @@ class Predictor:
         budget = self._budget_total()
         self._raw = LRUCache(8192, int(budget * _SHARES["raw"]))
         # Few entries: each is many small objects (see _parsed_module).
-        self._modules = LRUCache(64, int(budget * _SHARES["modules"]))
+        self._modules = LRUCache(64, self._module_bytes(budget))
         self._seen = LRUCache(4096)
         self._digests = LRUCache(4096, int(budget * _SHARES["digests"]))
 
@@ -300,7 +354,15 @@ class Predictor:
         return cache_budget_bytes() if self._budget_arg is None else int(self._budget_arg)
 
     def _budget(self, name: str) -> int:
+        if name == "modules":
+            return self._module_bytes(self._budget_total())
         return int(self._budget_total() * _SHARES[name])
+
+    @staticmethod
+    def _module_bytes(budget: int) -> int:
+        """The parsed-module cache's bound: its share of the budget, at most
+        MODULE_CACHE_CHARS characters of text (see the note on collections)."""
+        return min(int(budget * _SHARES["modules"]), MODULE_CACHE_CHARS * MODULE_BYTES_PER_CHAR)
 
     def _prediction_cache(self) -> PredictionCache:
         with self._lock:
@@ -412,12 +474,13 @@ class Predictor:
         raw_key = _raw_key(item, model_dir)
         if raw_key is None:
             return None
-        hit = self._raw.get(raw_key)
-        if hit is None:
+        flat = self._raw.get(raw_key)
+        if flat is None:
             return None
-        latency, model_name, hw, fv, notes, low, high = hit
-        return Prediction(config=config, latency_us=latency, model=model_name, hardware=hw, features=fv,
-                          warnings=list(notes), cached=True, latency_low_us=low, latency_high_us=high)
+        hit = _RawRecord._make(flat)
+        return Prediction(config=config, latency_us=hit.latency_us, model=hit.model, hardware=hit.hardware,
+                          features=hit.features(), warnings=list(hit.notes), cached=True,
+                          latency_low_us=hit.latency_low_us, latency_high_us=hit.latency_high_us)
 
     def _prepare_checked(self, it: Item, item: Mapping, model_dir: Any) -> Prediction | _Pending:
         raw_key = _raw_key(item, model_dir) if isinstance(item.get("ttir"), str) else None
@@ -532,8 +595,8 @@ class Predictor:
                 low, high = _interval(p.model, v) if model_name == p.model.name else (None, None)
                 self._prediction_cache().put(p.key, v)
                 if p.raw_key is not None:
-                    self._raw.put(p.raw_key, (v, model_name, p.profile.name, p.features, tuple(notes), low, high),
-                                  _raw_nbytes(p.raw_key))
+                    record = _RawRecord.of(v, model_name, p.profile.name, p.features, notes, low, high)
+                    self._raw.put(p.raw_key, tuple(record), _raw_nbytes(p.raw_key))
                 out[i] = Prediction(config=p.config, latency_us=v, model=model_name, hardware=p.profile.name,
                                     features=p.features, warnings=notes, latency_low_us=low, latency_high_us=high)
         return out  # type: ignore[return-value]

@@ -305,8 +305,10 @@ class LearnedModel:
     @classmethod
     def load(cls, path: str | os.PathLike) -> LearnedModel:
         """Load and check a model directory; raises ModelLoadError naming the
-        failed check (missing file, bad JSON, digest, schema, names)."""
-        import lightgbm as lgb
+        failed check (missing file, bad JSON, digest, schema, names).
+        The booster is read by LightGBM's C library directly when it can be
+        (``learned_cost.models.lgb_native``: no pandas/scikit-learn import)."""
+        from .lgb_native import load_booster
 
         d = Path(path)
         mfile, jfile = d / MODEL_FILE, d / METADATA_FILE
@@ -338,7 +340,7 @@ class LearnedModel:
         try:
             # LightGBM aborts the process on some malformed texts instead of raising
             check_model_text(text, n_inputs=len(md.model_inputs))
-            booster = lgb.Booster(model_str=text)
+            booster = load_booster(text)
         except Exception as e:  # LightGBM raises LightGBMError for a bad text
             raise ModelLoadError(f"{mfile} is not a LightGBM model: {e}") from e
         if booster.num_feature() != len(md.model_inputs):
@@ -407,7 +409,14 @@ class _FastRow:
     def __init__(self, booster, ncol: int):
         import ctypes
 
-        from lightgbm.basic import _LIB, _safe_call
+        from .lgb_native import _check
+
+        _LIB = getattr(booster, "_lib", None)  # a NativeBooster's library
+        if _LIB is None:
+            from lightgbm.basic import _LIB
+
+        def _safe_call(ret: int) -> None:
+            _check(_LIB, ret)
 
         self._lib, self._ctypes, self._safe_call = _LIB, ctypes, _safe_call
         self._booster = booster  # the handle must not outlive the booster
