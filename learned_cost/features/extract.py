@@ -32,7 +32,7 @@ this module.
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 
 from ..item import ItemError, normalize_grid, normalize_options
 from ..ttir.ir import Module

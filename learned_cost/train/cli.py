@@ -70,7 +70,7 @@ def cmd_train(args) -> int:
         return _err(f"--rounds must be >= 1, got {args.rounds}")
     dirs = [args.data, *(args.extra_data or ())]
     if args.feedback:
-        from ..autotune.feedback import feedback_dir
+        from ..dataset import feedback_dir
 
         fb = feedback_dir(args.hardware)
         if any(fb.glob("rows-*.parquet")):
