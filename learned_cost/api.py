@@ -54,7 +54,11 @@ order from the calling thread, and a later item with the same config
 overwrites an earlier one (as a dict built in a loop would).
 
 Results are cached (see ``learned_cost.cache``): in memory always, on disk
-with ``LEARNED_COST_DISK_CACHE=1``.
+with ``LEARNED_COST_DISK_CACHE=1``. The caches and the model choices belong
+to a :class:`Predictor`; the module functions use one default instance
+(``default_predictor()``), and ``clear_caches()`` empties it. A program that
+wants its own bounds or a clean slate (a test) makes its own ``Predictor``.
+Items are checked by ``learned_cost.item.parse_item``.
 """
 
 from __future__ import annotations
@@ -67,7 +71,7 @@ import warnings
 from collections.abc import Hashable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -79,12 +83,12 @@ from .hardware.profile import (
     UnknownHardwareError,
     resolve_hardware,
 )
-from .models.select import FORCE_VALUES, ModelUnavailableError, select_model
+from .item import Item, ItemError, normalize_grid, normalize_options, parse_item
+from .models.select import ModelSelector, ModelUnavailableError, default_selector
 from .safe_io import file_signature
 
 INF = math.inf
 _MAX_WORKERS = 64
-_OPTION_TYPES = (bool, int, float, str, type(None))
 
 
 class EstimateWarning(RuntimeWarning):
@@ -143,16 +147,27 @@ class Prediction:
         return d
 
 
-class _ItemError(Exception):
-    """Internal: an item problem, turned into (config, inf) + one warning."""
+def describe_error(e: BaseException) -> str:
+    """One line for an exception raised while checking an item or computing
+    its features, chosen by the exception's type."""
+    from .features.bindings import BindingError
+    from .features.errors import FeatureError
+    from .ttir.parser import TTIRParseError
+
+    if isinstance(e, ItemError):
+        return str(e)
+    if isinstance(e, TTIRParseError):
+        return f"ttir could not be parsed: {e}"
+    if isinstance(e, BindingError):
+        return f"bad arg_bindings: {e}"
+    if isinstance(e, FeatureError):
+        return f"features could not be evaluated: {e}"
+    return f"features could not be evaluated ({type(e).__name__}: {e})"
 
 
-# --- caches ----------------------------------------------------------------
+# --- cache sizes -------------------------------------------------------------
 
-_STATE_LOCK = threading.Lock()
-_cache: PredictionCache | None = None
-
-# Every in-memory cache is bounded by bytes, from one budget
+# Every in-memory cache of a Predictor is bounded by bytes, from one budget
 # (``learned_cost.cache.cache_budget_bytes()``: LEARNED_COST_CACHE_MB, default
 # 256): parsed modules get half, exact inputs a quarter, text digests and
 # predictions an eighth each. The entry counts only stop many tiny entries.
@@ -163,112 +178,59 @@ MODULE_BYTES_PER_CHAR = 26
 _RAW_RECORD_BYTES = 2048  # feature vector (a dict of ~80 floats), notes, key tuple
 _SHARES = {"modules": 1 / 2, "raw": 1 / 4, "digests": 1 / 8, "predictions": 1 / 8}
 
-
-def _budget(name: str) -> int:
-    return int(cache_budget_bytes() * _SHARES[name])
-
-
-# Exact-input cache: raw item values -> (latency, model, hardware, features, notes).
-# It skips location stripping, hashing and profile resolution on repeated calls.
-_raw = LRUCache(8192, _budget("raw"))
-# Parsed modules by location-stripped TTIR digest (parsing dominates an uncached call).
-# Few entries: each is many small objects (see _parsed_module).
-_modules = LRUCache(64, _budget("modules"))
-# Digests of texts parsed once and not (yet) kept in _modules.
-_seen = LRUCache(4096)
-# Digest of each raw text seen (location stripping costs as much as a model call).
-_digests = LRUCache(4096, _budget("digests"))
-
-
-def _prediction_cache() -> PredictionCache:
-    global _cache
-    with _STATE_LOCK:
-        if _cache is None:
-            _cache = PredictionCache(max_bytes=_budget("predictions"))
-        return _cache
-
-
-def clear_caches() -> None:
-    """Forget every cached prediction and model choice (memory only); the
-    next item re-reads LEARNED_COST_DISK_CACHE and LEARNED_COST_CACHE_MB."""
-    global _cache
-    from .models.select import clear_model_cache
-
-    with _STATE_LOCK:
-        _cache = None
-    for name, c in (("raw", _raw), ("modules", _modules), ("digests", _digests)):
-        c.clear()
-        c.resize(_budget(name))
-    _seen.clear()
-    clear_model_cache()
+# Garbage-collection pauses. A full collection of the interpreter walks every
+# object it tracks (containers: lists, dicts, class instances, tuples holding
+# them), so a cache of many small objects makes every full collection of the
+# host longer, whatever the cache's byte bound. Hence:
+#
+# * parsed modules, the only records that must stay object graphs (about 0.2
+#   tracked objects per character of text, with their prepared indexes), are
+#   bounded by text characters as well as bytes: MODULE_CACHE_CHARS keeps at
+#   most ~15,000 such objects alive (the kernel texts an autotuner reuses
+#   with new bindings, 2-30 KB each, fit by the few to the dozen);
+# * every other record is flat: tuples of numbers and strings, the feature
+#   vector as float64 bytes (``_RawRecord``). Python stops tracking a tuple
+#   of atomic values at its first collection, so these cost the collector
+#   nothing however many there are;
+# * the trained model is read by LightGBM's C library directly
+#   (``learned_cost.models.lgb_native``), not through the lightgbm package,
+#   which would import pandas, scikit-learn and SciPy: ~100,000 objects.
+#
+# ``gc.freeze()`` would hide objects from the collector too, but it acts on
+# every object of the process, the host's included (garbage cycles of the
+# host alive at that moment would never be freed), so the library never
+# calls it.
+MODULE_CACHE_CHARS = 64 * 1024
 
 
-def cache_settings() -> dict[str, Any]:
-    """The in-memory cache bounds and what they hold now (bytes are estimates)."""
-    pc = _prediction_cache()
-    out: dict[str, Any] = {"budget_bytes": cache_budget_bytes(), "disk": str(pc.disk.directory) if pc.disk else None}
-    for name, c in (("modules", _modules), ("raw", _raw), ("digests", _digests), ("predictions", pc.memory)):
-        out[name] = {"entries": len(c), "max_entries": c.maxsize, "bytes": c.nbytes, "max_bytes": c.max_bytes}
-    return out
+class _RawRecord(NamedTuple):
+    """An exact-input cache entry, flat (see the note on collections above):
+    the feature vector is kept as float64 bytes in schema order. The cache
+    stores ``tuple(record)``: only an exact tuple is untracked by the
+    collector, a NamedTuple instance stays tracked; ``_RawRecord._make``
+    reads it back."""
 
+    latency_us: float
+    model: str
+    hardware: str
+    feature_bytes: bytes
+    feature_warnings: tuple[str, ...]
+    grid: tuple[int, int, int]
+    grid_source: str
+    notes: tuple[str, ...]
+    latency_low_us: float | None
+    latency_high_us: float | None
 
-# --- input validation ------------------------------------------------------
+    @classmethod
+    def of(cls, latency: float, model: str, hardware: str, fv: FeatureVector, notes: Sequence[str],
+           low: float | None, high: float | None) -> _RawRecord:
+        return cls(latency, model, hardware, fv.to_array().tobytes(), tuple(fv.warnings), tuple(fv.grid),
+                   fv.grid_source, tuple(notes), low, high)
 
-
-def normalize_grid(grid: Any) -> tuple[int, int, int] | None:
-    """``None``, an int or 1-3 ints (each >= 1) -> a 3-tuple or None."""
-    if grid is None:
-        return None
-    if _is_int(grid):
-        dims = [grid]
-    elif isinstance(grid, (list, tuple)):
-        dims = list(grid)
-    else:
-        raise _ItemError(f"grid must be an int or 1-3 ints, got {grid!r}")
-    if not 1 <= len(dims) <= 3 or not all(_is_int(d) for d in dims):
-        raise _ItemError(f"grid must be an int or 1-3 ints, got {grid!r}")
-    if any(int(d) < 1 for d in dims):
-        raise _ItemError(f"grid sizes must be >= 1, got {grid!r}")
-    dims = [int(d) for d in dims] + [1] * (3 - len(dims))
-    return (dims[0], dims[1], dims[2])
-
-
-def normalize_options(options: Any) -> dict[str, Any]:
-    """``None`` or a mapping of str -> number/bool/str -> a plain dict."""
-    if options is None:
-        return {}
-    if not isinstance(options, Mapping):
-        raise _ItemError(f"options must be a mapping such as {{'num_warps': 4}}, got {options!r}")
-    out = {}
-    for k, v in options.items():
-        if not isinstance(k, str):
-            raise _ItemError(f"option name must be a string, got {k!r}")
-        if _is_int(v) and not isinstance(v, bool):
-            v = int(v)
-        if not isinstance(v, _OPTION_TYPES) or (isinstance(v, float) and not math.isfinite(v)):
-            raise _ItemError(f"option {k!r} must be a number, boolean or string, got {v!r}")
-        rule = _OPTION_RANGES.get(k)
-        if rule is not None and v is not None:
-            lo, hi, pow2 = rule
-            if not isinstance(v, int) or isinstance(v, bool) or not lo <= v <= hi or (pow2 and v & (v - 1)):
-                kind = f"a power of two from {lo} to {hi}" if pow2 else f"an integer from {lo} to {hi}"
-                raise _ItemError(f"option {k!r} must be {kind}, got {v!r}")
-        out[k] = v
-    return out
-
-
-# Launch options with a meaning the model relies on: (min, max, power of two).
-# Triton launches 1-32 warps (64 allows wider future targets) and pipelines
-# a handful of stages; values outside are typing errors, not configs.
-_OPTION_RANGES = {"num_warps": (1, 64, True), "num_stages": (0, 16, False), "num_ctas": (1, 16, True)}
-
-
-def _is_int(v: Any) -> bool:
-    if isinstance(v, bool):
-        return False
-    if isinstance(v, int):
-        return True
-    return hasattr(v, "__index__") and not isinstance(v, (str, bytes, float))
+    def features(self) -> FeatureVector:
+        values = np.frombuffer(self.feature_bytes, dtype=np.float64).tolist()
+        return FeatureVector(values=dict(zip(feature_names(), values)), warnings=list(self.feature_warnings),
+                             grid=self.grid, grid_source=self.grid_source)
 
 
 def _freeze(v: Any) -> Hashable:
@@ -284,48 +246,16 @@ def _freeze(v: Any) -> Hashable:
     raise TypeError("unfreezable")
 
 
-# --- one item ----------------------------------------------------------------
-
-
-def predict_item(item: Any, *, model_dir: str | os.PathLike | None = None) -> Prediction:
-    """Evaluate one item; never raises and issues no warnings (they are
-    returned in the ``Prediction``). See the module docstring for keys."""
-    return _finish_safe([_prepare(item, model_dir)])[0]
-
-
-@dataclass
-class _Pending:
-    """An item whose features are known and whose model has yet to run."""
-
-    config: Any
-    key: str
-    raw_key: Hashable | None
-    features: FeatureVector
-    model: Any
-    profile: HardwareProfile
-
-
-def _prepare(item: Any, model_dir: Any) -> Prediction | _Pending:
-    """Validate, look up the caches, extract features: a final Prediction
-    (error or cache hit) or a _Pending for the model."""
-    if not isinstance(item, Mapping):
-        return Prediction(None, INF, error=f"item must be a dict with 'config' and 'ttir', got {type(item).__name__}")
-    config = item.get("config")
-    if config is None:
-        return Prediction(None, INF, error="item has no 'config'")
-    try:
-        hash(config)
-    except TypeError:
-        return Prediction(None, INF, error=f"config must be hashable, got {type(config).__name__} {config!r}")
-    try:
-        return _prepare_checked(item, config, model_dir)
-    except _ItemError as e:
-        return Prediction(config, INF, error=str(e))
-    except Exception as e:  # noqa: BLE001 - the contract: an autotuner can call blindly
-        return Prediction(config, INF, error=f"{type(e).__name__}: {e}")
+def _looks_like_path(v: Any) -> bool:
+    """What ``resolve_hardware`` would read as a profile path."""
+    if isinstance(v, os.PathLike):
+        return True
+    return isinstance(v, str) and (v.strip().endswith(".json") or "/" in v or os.sep in v)
 
 
 def _raw_key(item: Mapping, model_dir: Any) -> Hashable | None:
+    """The exact-input cache key of an item mapping; None when it has none
+    (an unhashable value, a profile path that names no file)."""
     try:
         hc = item.get("hardware_config")
         hw = item.get("hardware")
@@ -359,146 +289,6 @@ def _raw_key(item: Mapping, model_dir: Any) -> Hashable | None:
         return None
 
 
-def _looks_like_path(v: Any) -> bool:
-    """What ``resolve_hardware`` would read as a profile path."""
-    if isinstance(v, os.PathLike):
-        return True
-    return isinstance(v, str) and (v.strip().endswith(".json") or "/" in v or os.sep in v)
-
-
-def _prepare_checked(item: Mapping, config: Any, model_dir: Any) -> Prediction | _Pending:
-    ttir = item.get("ttir")
-    if isinstance(ttir, bytes):
-        try:
-            ttir = ttir.decode("utf-8")
-        except UnicodeDecodeError:
-            raise _ItemError("ttir is bytes but not UTF-8 text") from None
-    if ttir is None:
-        raise _ItemError("item has no 'ttir'")
-    if not isinstance(ttir, str):
-        raise _ItemError(f"ttir must be TTIR text (str), got {type(ttir).__name__}")
-    if not ttir.strip():
-        raise _ItemError("ttir is empty")
-
-    raw_key = _raw_key(item, model_dir) if isinstance(item.get("ttir"), str) else None
-    if raw_key is not None:
-        hit = _raw.get(raw_key)
-        if hit is not None:
-            latency, model_name, hw, fv, notes, low, high = hit
-            return Prediction(config, latency, model_name, hw, fv, list(notes), None, True, low, high)
-
-    force = item.get("model")
-    if force not in FORCE_VALUES:
-        raise _ItemError(f"unknown model {force!r}; expected 'analytic', 'learned' or 'auto'")
-    try:
-        profile = resolve_hardware(item.get("hardware"), item.get("target_arch"), item.get("hardware_config"))
-    except (UnknownHardwareError, ProfileError) as e:
-        raise _ItemError(str(e)) from None
-
-    from .features import (
-        BindingError,
-        canonical_bindings,
-        extract_features,
-        parse_bindings,
-    )
-    from .ttir.normalize import ttir_digest
-
-    try:
-        bindings = parse_bindings(item.get("arg_bindings"))
-        canon = canonical_bindings(bindings)
-    except BindingError as e:
-        raise _ItemError(f"bad arg_bindings: {e}") from None
-    grid = normalize_grid(item.get("grid"))
-    options = normalize_options(item.get("options"))
-    try:
-        model = select_model(profile, model_dir=model_dir, force=force)
-    except ModelUnavailableError as e:
-        raise _ItemError(str(e)) from None
-
-    cache = _prediction_cache()
-    digest = _digests.get(ttir)
-    if digest is None:
-        digest = ttir_digest(ttir)
-        _digests.put(ttir, digest, len(ttir) + 200)
-    key = prediction_key(digest, canon, grid, options, profile.digest, model.digest)
-    latency = cache.get(key)
-    if latency is not None:
-        low, high = _interval(model, latency)
-        return Prediction(config, latency, model.name, profile.name, None, [], None, True, low, high)
-
-    try:
-        module = _parsed_module(digest, ttir)
-        if not module.functions:
-            # a comment, an empty module or a cut-off text: nothing to launch,
-            # and a finite answer would rank it ahead of every real config
-            raise _ItemError("ttir holds no kernel (no tt.func): empty, cut off or not TTIR")
-        fv = extract_features(module, bindings=bindings, grid=grid, options=options or None, cores=profile.cores)
-    except _ItemError:
-        raise
-    except Exception as e:  # noqa: BLE001 - reported as the item's error
-        raise _ItemError(_describe_feature_error(e)) from None
-    values = fv.to_array()
-    if not np.isfinite(values).all():
-        # counts overflowed (e.g. deeply nested loops with huge bounds): the
-        # models would turn NaN/inf inputs into a small, plausible latency
-        names = [n for n, v in zip(feature_names(), values.tolist()) if not math.isfinite(v)]
-        raise _ItemError(f"features are not finite (overflow in {', '.join(names[:5])}); "
-                         "loop bounds or sizes too large to predict")
-    return _Pending(config, key, raw_key, fv, model, profile)
-
-
-def _finish_safe(prepared: Sequence[Prediction | _Pending]) -> list[Prediction]:
-    """``_finish``, item by item if the batch fails: never raises."""
-    try:
-        return _finish(prepared)
-    except Exception:  # noqa: BLE001 - isolate the item that breaks
-        out = []
-        for p in prepared:
-            try:
-                out.append(_finish([p])[0])
-            except Exception as e:  # noqa: BLE001
-                out.append(Prediction(p.config, INF, error=f"{type(e).__name__}: {e}"))
-        return out
-
-
-def _finish(prepared: Sequence[Prediction | _Pending]) -> list[Prediction]:
-    """Run the models on the pending items, batched per (model, profile),
-    and store the results in the caches; order is kept."""
-    out: list[Prediction | None] = [p if isinstance(p, Prediction) else None for p in prepared]
-    groups: dict[tuple[int, str], list[int]] = {}
-    for i, p in enumerate(prepared):
-        if isinstance(p, _Pending):
-            groups.setdefault((id(p.model), p.profile.digest), []).append(i)
-    for idx in groups.values():
-        first = prepared[idx[0]]
-        assert isinstance(first, _Pending)
-        try:
-            values = [float(v) for v in first.model.predict_many([prepared[i].features for i in idx], first.profile)]
-            if len(values) != len(idx):
-                raise ValueError(f"predict_many returned {len(values)} values for {len(idx)} items")
-            problem = None
-        except Exception as e:  # noqa: BLE001 - a broken model must not stop predictions
-            values = [math.nan] * len(idx)
-            problem = f"model {first.model.name} failed ({type(e).__name__}: {e})"
-        for i, v in zip(idx, values):
-            p = prepared[i]
-            notes = list(p.features.warnings)
-            model_name = p.model.name
-            if not (math.isfinite(v) and v > 0):
-                from .models.analytic import analytic_latency_us
-
-                why = problem or f"model {model_name} predicted {v!r}"
-                notes.append(f"{why}; used the analytic model")
-                v, model_name = analytic_latency_us(p.features, p.profile), "analytic"
-            low, high = _interval(p.model, v) if model_name == p.model.name else (None, None)
-            _prediction_cache().put(p.key, v)
-            if p.raw_key is not None:
-                _raw.put(p.raw_key, (v, model_name, p.profile.name, p.features, tuple(notes), low, high),
-                         _raw_nbytes(p.raw_key))
-            out[i] = Prediction(p.config, v, model_name, p.profile.name, p.features, notes, None, False, low, high)
-    return out  # type: ignore[return-value]
-
-
 def _raw_nbytes(raw_key: Hashable) -> int:
     """What an exact-input entry keeps alive: its TTIR text plus the record."""
     ttir = raw_key[0] if isinstance(raw_key, tuple) and raw_key else None
@@ -512,39 +302,350 @@ def _interval(model: Any, latency: float) -> tuple[float | None, float | None]:
     return bounds(latency) if bounds is not None else (None, None)
 
 
-def _parsed_module(digest: str, ttir: str) -> Any:
-    """The parsed TTIR, shared by items whose text differs at most in
-    locations (many configs x bindings share one text in an autotuner).
+@dataclass
+class _Pending:
+    """An item whose features are known and whose model has yet to run."""
 
-    A module is kept from the second time its text is seen: a parsed module
-    is about a thousand objects per 5 KB of text, and every one of them
-    lengthens the interpreter's full garbage collections. Texts seen once
-    (most of a stream of distinct inputs) never enter the cache; a text
-    reused with new bindings pays one extra parse, then hits."""
-    module = _modules.get(digest)
-    if module is None:
-        from .ttir.parser import parse_ttir
+    config: Any
+    key: str
+    raw_key: Hashable | None
+    features: FeatureVector
+    model: Any
+    profile: HardwareProfile
 
-        module = parse_ttir(ttir)
-        if digest in _seen:
-            _modules.put(digest, module, len(ttir) * MODULE_BYTES_PER_CHAR)
+
+# --- the predictor -------------------------------------------------------------
+
+
+class Predictor:
+    """Predicts items and owns every cache on the way and the model choice.
+
+    Caches (all in memory, bounded by bytes from one budget: ``budget_bytes``,
+    else ``cache_budget_bytes()``):
+
+    * exact inputs: raw item values -> the finished record (skips location
+      stripping, hashing and profile resolution on repeated calls);
+    * digests: raw TTIR text -> location-stripped digest;
+    * parsed modules by digest, kept from the second time a text is seen
+      (``seen`` remembers the first), at most MODULE_CACHE_CHARS of text;
+    * predictions: ``learned_cost.cache.PredictionCache`` by prediction key
+      (memory, plus disk with ``LEARNED_COST_DISK_CACHE=1``);
+    * model choices: a ``learned_cost.models.select.ModelSelector`` (its own
+      unless ``models`` is given; the default predictor shares
+      ``select_model``'s, so a broken model warns once per process).
+
+    Safe to share between threads.
+    """
+
+    def __init__(self, budget_bytes: int | None = None, models: ModelSelector | None = None):
+        self._budget_arg = budget_bytes
+        self._lock = threading.Lock()
+        self._predictions: PredictionCache | None = None
+        self._models = models if models is not None else ModelSelector()
+        budget = self._budget_total()
+        self._raw = LRUCache(8192, int(budget * _SHARES["raw"]))
+        # Few entries: each is many small objects (see _parsed_module).
+        self._modules = LRUCache(64, self._module_bytes(budget))
+        self._seen = LRUCache(4096)
+        self._digests = LRUCache(4096, int(budget * _SHARES["digests"]))
+
+    # -- caches
+    def _budget_total(self) -> int:
+        return cache_budget_bytes() if self._budget_arg is None else int(self._budget_arg)
+
+    def _budget(self, name: str) -> int:
+        if name == "modules":
+            return self._module_bytes(self._budget_total())
+        return int(self._budget_total() * _SHARES[name])
+
+    @staticmethod
+    def _module_bytes(budget: int) -> int:
+        """The parsed-module cache's bound: its share of the budget, at most
+        MODULE_CACHE_CHARS characters of text (see the note on collections)."""
+        return min(int(budget * _SHARES["modules"]), MODULE_CACHE_CHARS * MODULE_BYTES_PER_CHAR)
+
+    def _prediction_cache(self) -> PredictionCache:
+        with self._lock:
+            if self._predictions is None:
+                self._predictions = PredictionCache(max_bytes=self._budget("predictions"))
+            return self._predictions
+
+    def clear(self) -> None:
+        """Forget every cached prediction and model choice (memory only); the
+        next item re-reads LEARNED_COST_DISK_CACHE and LEARNED_COST_CACHE_MB."""
+        with self._lock:
+            self._predictions = None
+        for name, c in (("raw", self._raw), ("modules", self._modules), ("digests", self._digests)):
+            c.clear()
+            c.resize(self._budget(name))
+        self._seen.clear()
+        self._models.clear()
+
+    def cache_settings(self) -> dict[str, Any]:
+        """The in-memory cache bounds and what they hold now (bytes are estimates)."""
+        pc = self._prediction_cache()
+        out: dict[str, Any] = {"budget_bytes": self._budget_total(),
+                               "disk": str(pc.disk.directory) if pc.disk else None}
+        for name, c in (("modules", self._modules), ("raw", self._raw), ("digests", self._digests),
+                        ("predictions", pc.memory)):
+            out[name] = {"entries": len(c), "max_entries": c.maxsize, "bytes": c.nbytes, "max_bytes": c.max_bytes}
+        return out
+
+    # -- one item
+    def predict_item(self, item: Any, *, model_dir: str | os.PathLike | None = None) -> Prediction:
+        """Evaluate one item; never raises and issues no warnings (they are
+        returned in the ``Prediction``). See the module docstring for keys."""
+        return self._finish_safe([self._prepare(item, model_dir)])[0]
+
+    def predict_items(self, items: Sequence[Any], *, workers: Any = None, model_dir: Any = None) -> list[Prediction]:
+        """``predict_item`` for each item, in order, over a thread pool."""
+        n, _ = resolve_workers(workers)
+        items = list(items)
+        if n <= 1 or len(items) < 2:
+            prepared = [self._prepare(it, model_dir) for it in items]
         else:
-            _seen.put(digest, True, 100)
-    return module
+            # Contiguous chunks: one task per worker keeps pool overhead off each item.
+            n = min(n, len(items))
+            size = -(-len(items) // n)
+            chunks = [items[i : i + size] for i in range(0, len(items), size)]
+            with ThreadPoolExecutor(max_workers=len(chunks), thread_name_prefix="learned-cost") as pool:
+                parts = list(pool.map(lambda ch: [self._prepare(it, model_dir) for it in ch], chunks))
+            prepared = [p for part in parts for p in part]
+        # One model call per (model, profile): a trained model's per-call overhead
+        # is paid once per list instead of once per item.
+        return self._finish_safe(prepared)
+
+    def costmodel_bench(self, item_or_items: Any, *, workers: Any = None) -> Any:
+        """Predicted whole-launch latency in µs.
+
+        One item (a dict) -> ``(config, latency_us)``; a list (or tuple) of
+        items -> ``{config: latency_us}`` (items without a usable config are
+        left out). Never raises for bad items: see the module docstring.
+        """
+        try:
+            if isinstance(item_or_items, (list, tuple)):
+                n, problem = resolve_workers(workers)
+                if problem:
+                    warnings.warn(f"costmodel_bench: {problem}", RuntimeWarning, stacklevel=3)
+                preds = self.predict_items(item_or_items, workers=n)
+                out: dict[Any, float] = {}
+                for p in preds:
+                    _emit(p, stacklevel=3)
+                    if p.config is not None:
+                        out[p.config] = p.latency_us
+                return out
+            pred = self.predict_item(item_or_items)
+            _emit(pred, stacklevel=3)
+            return pred.as_tuple()
+        except Exception as e:  # noqa: BLE001 - last resort: never raise out of the entry point
+            warnings.warn(f"costmodel_bench: internal error ({type(e).__name__}: {e})", RuntimeWarning, stacklevel=3)
+            if isinstance(item_or_items, (list, tuple)):
+                return {}
+            config = item_or_items.get("config") if isinstance(item_or_items, Mapping) else None
+            return (config, INF)
+
+    # -- internals
+    def _prepare(self, item: Any, model_dir: Any) -> Prediction | _Pending:
+        """Check, look up the caches, extract features: a final Prediction
+        (error or cache hit) or a _Pending for the model."""
+        config = None
+        try:
+            if isinstance(item, Mapping):
+                config = item.get("config")
+                hit = self._raw_hit(item, model_dir)
+                if hit is not None:
+                    return hit
+            parsed = parse_item(item)
+            return self._prepare_checked(parsed, item, model_dir)
+        except ItemError as e:
+            return Prediction(config if e.field != "config" else None, INF, error=str(e))
+        except Exception as e:  # noqa: BLE001 - the contract: an autotuner can call blindly
+            return Prediction(config, INF, error=f"{type(e).__name__}: {e}")
+
+    def _raw_hit(self, item: Mapping, model_dir: Any) -> Prediction | None:
+        """The exact-input cache's answer for a valid config and text, else None."""
+        config, ttir = item.get("config"), item.get("ttir")
+        if config is None or not isinstance(ttir, str) or not ttir.strip():
+            return None
+        try:
+            hash(config)
+        except TypeError:
+            return None
+        raw_key = _raw_key(item, model_dir)
+        if raw_key is None:
+            return None
+        flat = self._raw.get(raw_key)
+        if flat is None:
+            return None
+        hit = _RawRecord._make(flat)
+        return Prediction(config=config, latency_us=hit.latency_us, model=hit.model, hardware=hit.hardware,
+                          features=hit.features(), warnings=list(hit.notes), cached=True,
+                          latency_low_us=hit.latency_low_us, latency_high_us=hit.latency_high_us)
+
+    def _prepare_checked(self, it: Item, item: Mapping, model_dir: Any) -> Prediction | _Pending:
+        raw_key = _raw_key(item, model_dir) if isinstance(item.get("ttir"), str) else None
+        try:
+            profile = resolve_hardware(*it.hardware)
+        except (UnknownHardwareError, ProfileError) as e:
+            raise ItemError(str(e), "hardware", it.hardware) from None
+        try:
+            model = self._models.select(profile, model_dir=model_dir, force=it.model)
+        except ModelUnavailableError as e:
+            raise ItemError(str(e), "model", it.model) from None
+
+        from .features import extract_features
+        from .ttir.normalize import ttir_digest
+
+        ttir = it.ttir
+        digest = self._digests.get(ttir)
+        if digest is None:
+            digest = ttir_digest(ttir)
+            self._digests.put(ttir, digest, len(ttir) + 200)
+        key = prediction_key(digest, it.canonical_bindings, it.grid, it.options, profile.digest, model.digest)
+        latency = self._prediction_cache().get(key)
+        if latency is not None:
+            low, high = _interval(model, latency)
+            return Prediction(config=it.config, latency_us=latency, model=model.name, hardware=profile.name,
+                              cached=True, latency_low_us=low, latency_high_us=high)
+
+        try:
+            module = self._parsed_module(digest, ttir)
+            if not module.functions:
+                # a comment, an empty module or a cut-off text: nothing to launch,
+                # and a finite answer would rank it ahead of every real config
+                raise ItemError("ttir holds no kernel (no tt.func): empty, cut off or not TTIR", "ttir", None)
+            fv = extract_features(module, bindings=it.bindings, grid=it.grid, options=it.options or None,
+                                  cores=profile.cores)
+        except ItemError:
+            raise
+        except Exception as e:  # noqa: BLE001 - reported as the item's error
+            raise ItemError(describe_error(e), "ttir", None) from None
+        values = fv.to_array()
+        if not np.isfinite(values).all():
+            # counts overflowed (e.g. deeply nested loops with huge bounds): the
+            # models would turn NaN/inf inputs into a small, plausible latency
+            names = [n for n, v in zip(feature_names(), values.tolist()) if not math.isfinite(v)]
+            raise ItemError(f"features are not finite (overflow in {', '.join(names[:5])}); "
+                            "loop bounds or sizes too large to predict", "ttir", None)
+        return _Pending(it.config, key, raw_key, fv, model, profile)
+
+    def _parsed_module(self, digest: str, ttir: str) -> Any:
+        """The parsed TTIR, shared by items whose text differs at most in
+        locations (many configs x bindings share one text in an autotuner).
+
+        A module is kept from the second time its text is seen: a parsed module
+        is about a thousand objects per 5 KB of text, and every one of them
+        lengthens the interpreter's full garbage collections. Texts seen once
+        (most of a stream of distinct inputs) never enter the cache; a text
+        reused with new bindings pays one extra parse, then hits."""
+        module = self._modules.get(digest)
+        if module is None:
+            from .ttir.parser import parse_ttir
+
+            module = parse_ttir(ttir)
+            if digest in self._seen:
+                self._modules.put(digest, module, len(ttir) * MODULE_BYTES_PER_CHAR)
+            else:
+                self._seen.put(digest, True, 100)
+        return module
+
+    def _finish_safe(self, prepared: Sequence[Prediction | _Pending]) -> list[Prediction]:
+        """``_finish``, item by item if the batch fails: never raises."""
+        try:
+            return self._finish(prepared)
+        except Exception:  # noqa: BLE001 - isolate the item that breaks
+            out = []
+            for p in prepared:
+                try:
+                    out.append(self._finish([p])[0])
+                except Exception as e:  # noqa: BLE001
+                    out.append(Prediction(p.config, INF, error=f"{type(e).__name__}: {e}"))
+            return out
+
+    def _finish(self, prepared: Sequence[Prediction | _Pending]) -> list[Prediction]:
+        """Run the models on the pending items, batched per (model, profile),
+        and store the results in the caches; order is kept."""
+        out: list[Prediction | None] = [p if isinstance(p, Prediction) else None for p in prepared]
+        groups: dict[tuple[int, str], list[int]] = {}
+        for i, p in enumerate(prepared):
+            if isinstance(p, _Pending):
+                groups.setdefault((id(p.model), p.profile.digest), []).append(i)
+        for idx in groups.values():
+            first = prepared[idx[0]]
+            assert isinstance(first, _Pending)
+            try:
+                values = [float(v) for v in first.model.predict_many([prepared[i].features for i in idx],
+                                                                      first.profile)]
+                if len(values) != len(idx):
+                    raise ValueError(f"predict_many returned {len(values)} values for {len(idx)} items")
+                problem = None
+            except Exception as e:  # noqa: BLE001 - a broken model must not stop predictions
+                values = [math.nan] * len(idx)
+                problem = f"model {first.model.name} failed ({type(e).__name__}: {e})"
+            for i, v in zip(idx, values):
+                p = prepared[i]
+                notes = list(p.features.warnings)
+                model_name = p.model.name
+                if not (math.isfinite(v) and v > 0):
+                    from .models.analytic import analytic_latency_us
+
+                    why = problem or f"model {model_name} predicted {v!r}"
+                    notes.append(f"{why}; used the analytic model")
+                    v, model_name = analytic_latency_us(p.features, p.profile), "analytic"
+                low, high = _interval(p.model, v) if model_name == p.model.name else (None, None)
+                self._prediction_cache().put(p.key, v)
+                if p.raw_key is not None:
+                    record = _RawRecord.of(v, model_name, p.profile.name, p.features, notes, low, high)
+                    self._raw.put(p.raw_key, tuple(record), _raw_nbytes(p.raw_key))
+                out[i] = Prediction(config=p.config, latency_us=v, model=model_name, hardware=p.profile.name,
+                                    features=p.features, warnings=notes, latency_low_us=low, latency_high_us=high)
+        return out  # type: ignore[return-value]
 
 
-def _describe_feature_error(e: Exception) -> str:
-    kind = type(e).__name__
-    if kind == "TTIRParseError":
-        return f"ttir could not be parsed: {e}"
-    if kind == "BindingError":
-        return f"bad arg_bindings: {e}"
-    if kind == "FeatureError":
-        return f"features could not be evaluated: {e}"
-    return f"features could not be evaluated ({kind}: {e})"
+# --- the module's default predictor ----------------------------------------------
+
+_DEFAULT = Predictor(models=default_selector())
 
 
-# --- public API ---------------------------------------------------------------
+def default_predictor() -> Predictor:
+    """The Predictor behind ``costmodel_bench``, ``predict_item`` and friends."""
+    return _DEFAULT
+
+
+def clear_caches() -> None:
+    """Forget every cached prediction and model choice of the default
+    predictor (memory only); the next item re-reads LEARNED_COST_DISK_CACHE
+    and LEARNED_COST_CACHE_MB."""
+    _DEFAULT.clear()
+
+
+def cache_settings() -> dict[str, Any]:
+    """The default predictor's cache bounds and what they hold now."""
+    return _DEFAULT.cache_settings()
+
+
+def predict_item(item: Any, *, model_dir: str | os.PathLike | None = None) -> Prediction:
+    """Evaluate one item with the default predictor; never raises and issues
+    no warnings (they are returned in the ``Prediction``)."""
+    return _DEFAULT.predict_item(item, model_dir=model_dir)
+
+
+def predict_items(items: Sequence[Any], *, workers: Any = None, model_dir: Any = None) -> list[Prediction]:
+    """``predict_item`` for each item, in order, over a thread pool."""
+    return _DEFAULT.predict_items(items, workers=workers, model_dir=model_dir)
+
+
+def costmodel_bench(item_or_items: Any, *, workers: Any = None) -> Any:
+    """Predicted whole-launch latency in µs.
+
+    One item (a dict) -> ``(config, latency_us)``; a list (or tuple) of
+    items -> ``{config: latency_us}`` (items without a usable config are
+    left out). Never raises for bad items: see the module docstring.
+    """
+    return _DEFAULT.costmodel_bench(item_or_items, workers=workers)
+
+
+# --- helpers ---------------------------------------------------------------------
 
 
 def _emit(pred: Prediction, stacklevel: int) -> None:
@@ -584,60 +685,16 @@ def resolve_workers(workers: Any = None) -> tuple[int, str | None]:
     return min(n, _MAX_WORKERS), None
 
 
-def predict_items(items: Sequence[Any], *, workers: Any = None, model_dir: Any = None) -> list[Prediction]:
-    """``predict_item`` for each item, in order, over a thread pool."""
-    n, _ = resolve_workers(workers)
-    items = list(items)
-    if n <= 1 or len(items) < 2:
-        prepared = [_prepare(it, model_dir) for it in items]
-    else:
-        # Contiguous chunks: one task per worker keeps pool overhead off each item.
-        n = min(n, len(items))
-        size = -(-len(items) // n)
-        chunks = [items[i : i + size] for i in range(0, len(items), size)]
-        with ThreadPoolExecutor(max_workers=len(chunks), thread_name_prefix="learned-cost") as pool:
-            parts = list(pool.map(lambda ch: [_prepare(it, model_dir) for it in ch], chunks))
-        prepared = [p for part in parts for p in part]
-    # One model call per (model, profile): a trained model's per-call overhead
-    # is paid once per list instead of once per item.
-    return _finish_safe(prepared)
-
-
-def costmodel_bench(item_or_items: Any, *, workers: Any = None) -> Any:
-    """Predicted whole-launch latency in µs.
-
-    One item (a dict) -> ``(config, latency_us)``; a list (or tuple) of
-    items -> ``{config: latency_us}`` (items without a usable config are
-    left out). Never raises for bad items: see the module docstring.
-    """
-    try:
-        if isinstance(item_or_items, (list, tuple)):
-            n, problem = resolve_workers(workers)
-            if problem:
-                warnings.warn(f"costmodel_bench: {problem}", RuntimeWarning, stacklevel=2)
-            preds = predict_items(item_or_items, workers=n)
-            out: dict[Any, float] = {}
-            for p in preds:
-                _emit(p, stacklevel=2)
-                if p.config is not None:
-                    out[p.config] = p.latency_us
-            return out
-        pred = predict_item(item_or_items)
-        _emit(pred, stacklevel=2)
-        return pred.as_tuple()
-    except Exception as e:  # noqa: BLE001 - last resort: never raise out of the entry point
-        warnings.warn(f"costmodel_bench: internal error ({type(e).__name__}: {e})", RuntimeWarning, stacklevel=2)
-        if isinstance(item_or_items, (list, tuple)):
-            return {}
-        config = item_or_items.get("config") if isinstance(item_or_items, Mapping) else None
-        return (config, INF)
-
-
 __all__ = [
     "EstimateWarning",
+    "ItemError",
     "Prediction",
+    "Predictor",
+    "cache_settings",
     "clear_caches",
     "costmodel_bench",
+    "default_predictor",
+    "describe_error",
     "normalize_grid",
     "normalize_options",
     "predict_item",

@@ -207,8 +207,9 @@ def cmd_predict(args: argparse.Namespace) -> int:
 
 
 def cmd_features(args: argparse.Namespace) -> int:
-    from .api import _ItemError, normalize_grid, normalize_options
+    from .api import describe_error
     from .features import BindingError, extract_features, parse_bindings
+    from .item import ItemError, normalize_grid, normalize_options
     from .hardware import resolve_hardware
 
     ttir = _read_text(args.ttir)
@@ -219,7 +220,7 @@ def cmd_features(args: argparse.Namespace) -> int:
         bindings = parse_bindings(args.bindings)
         grid = normalize_grid(parse_grid_arg(args.grid))
         options = normalize_options(parse_options_arg(args.options))
-    except (BindingError, _ItemError) as e:
+    except (BindingError, ItemError) as e:
         raise CLIError(str(e)) from None
     try:
         from .ttir.parser import parse_ttir
@@ -229,9 +230,7 @@ def cmd_features(args: argparse.Namespace) -> int:
             raise CLIError(f"{args.ttir} holds no kernel (no tt.func)")
         fv = extract_features(module, bindings=bindings, grid=grid, options=options or None, cores=profile.cores)
     except ValueError as e:
-        from .api import _describe_feature_error
-
-        raise CLIError(f"{args.ttir}: {_describe_feature_error(e)}") from None
+        raise CLIError(f"{args.ttir}: {describe_error(e)}") from None
     if not all(math.isfinite(v) for v in fv.to_dict().values()):
         raise CLIError(f"{args.ttir}: features are not finite (loop bounds or sizes too large)")
     if args.json:
@@ -309,6 +308,7 @@ def info_dict(args: argparse.Namespace | None = None) -> dict[str, Any]:
     from .features.schema import FEATURE_SCHEMA_VERSION, feature_names
     from .hardware import resolve_hardware
     from .hardware.profile import ascend_installed
+    from .models.learned import METADATA_FILE, MODEL_FILE
     from .models.select import find_model_folder, model_search_dirs, select_model
 
     given = {k: getattr(args, k, None) for k in ("hardware_config", "hardware", "target_arch")}
@@ -330,10 +330,10 @@ def info_dict(args: argparse.Namespace | None = None) -> dict[str, Any]:
     model["used"] = m.name
     model["digest"] = getattr(m, "digest", None)
     if folder is not None:
-        model["file"] = str(folder / "model.txt")
+        model["file"] = str(folder / MODEL_FILE)
         model["refused"] = "; ".join(str(w.message) for w in rec) or None
         try:
-            meta = json.loads((folder / "metadata.json").read_text(encoding="utf-8"))
+            meta = json.loads((folder / METADATA_FILE).read_text(encoding="utf-8"))
             model["recorded_sha256"] = meta.get("model_sha256")
             model["created"] = meta.get("created")
             model["training_rows"] = (meta.get("training_data") or {}).get("rows")

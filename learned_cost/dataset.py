@@ -15,6 +15,7 @@ keys (last one wins).
 
 from __future__ import annotations
 
+import os
 import uuid
 from dataclasses import dataclass
 from pathlib import Path
@@ -28,6 +29,24 @@ from .safe_io import atomic_write
 from .ttir.normalize import strip_locations, ttir_digest
 
 DATASET_SCHEMA_VERSION = 1
+
+# The autotuner's feedback store: rows of this ``source`` (timings of the
+# user's own kernels; ``correct`` unknown), one profile directory per
+# hardware under feedback_root(). The autotuner writes it, training reads it.
+FEEDBACK_SOURCE = "autotune-feedback"
+
+
+def feedback_root() -> Path:
+    """``$XDG_CACHE_HOME/learned_cost/feedback`` (default ``~/.cache/...``)."""
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return Path(base) / "learned_cost" / "feedback"
+
+
+def feedback_dir(hardware: str) -> Path:
+    """The feedback store of one hardware profile name (e.g. ``h200``)."""
+    if not hardware or "/" in hardware or hardware in (".", ".."):
+        raise ValueError(f"bad hardware name for a feedback directory: {hardware!r}")
+    return feedback_root() / hardware
 
 # (column, arrow type, meaning). Latencies are microseconds.
 ROW_COLUMNS: tuple[tuple[str, pa.DataType, str], ...] = (

@@ -30,9 +30,16 @@ no GPU or NPU is needed.
 from __future__ import annotations
 
 import inspect
+import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
+
+
+def triton_interpreting() -> bool:
+    """Whether Triton runs kernels in its CPU interpreter (``TRITON_INTERPRET``
+    set to anything but empty or 0): the one reading of that switch."""
+    return os.environ.get("TRITON_INTERPRET", "0") not in ("", "0")
 
 # The host-side targets used when no device driver is active. sm_90 with
 # 32-thread warps is what an H200 compiles for; ("npu", "", 32) is the target

@@ -29,9 +29,12 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from ..dataset import ProfileStore
+from ..dataset import FEEDBACK_SOURCE as SOURCE
+from ..dataset import ProfileStore, feedback_dir  # noqa: F401 - re-exported
+from ..dataset import feedback_root as cache_root  # noqa: F401 - re-exported
 
-SOURCE = "autotune-feedback"
+# SOURCE, cache_root and feedback_dir live in learned_cost.dataset (training reads
+# the store without importing the autotuner); the names stay here for callers.
 ENV_SWITCH = "LEARNED_COST_FEEDBACK"
 _OFF_VALUES = {"0", "false", "no", "off"}
 
@@ -41,19 +44,6 @@ def feedback_enabled(flag: bool | None = None) -> bool:
     if flag is not None:
         return bool(flag)
     return os.environ.get(ENV_SWITCH, "1").strip().lower() not in _OFF_VALUES
-
-
-def cache_root() -> Path:
-    """``$XDG_CACHE_HOME/learned_cost/feedback`` (default ``~/.cache/...``)."""
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return Path(base) / "learned_cost" / "feedback"
-
-
-def feedback_dir(hardware: str) -> Path:
-    """The feedback store of one hardware profile name (e.g. ``h200``)."""
-    if not hardware or "/" in hardware or hardware in (".", ".."):
-        raise ValueError(f"bad hardware name for a feedback directory: {hardware!r}")
-    return cache_root() / hardware
 
 
 @dataclass(frozen=True)

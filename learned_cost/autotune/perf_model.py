@@ -32,10 +32,11 @@ Predictor = Callable[[list], Mapping[Any, float]]
 def visible_device_name() -> str | None:
     """Name of the device kernels launch on (CUDA, else Ascend NPU), or None
     on CPU and under the Triton interpreter."""
-    import os
     import sys
 
-    if os.environ.get("TRITON_INTERPRET", "0") not in ("", "0"):
+    from ..ttir_source import triton_interpreting
+
+    if triton_interpreting():
         return None
     try:
         import torch
@@ -52,7 +53,7 @@ def visible_device_name() -> str | None:
 
 def default_predictor(items: list) -> Mapping[Any, float]:
     """``learned_cost.costmodel_bench`` in its batch form."""
-    from learned_cost import costmodel_bench
+    from ..api import costmodel_bench
 
     return costmodel_bench(items)
 

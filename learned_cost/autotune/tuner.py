@@ -111,7 +111,9 @@ class TuningReport:
 
 
 def _is_interpreting() -> bool:
-    return os.environ.get("TRITON_INTERPRET", "0") not in ("", "0")
+    from ..ttir_source import triton_interpreting
+
+    return triton_interpreting()
 
 
 def _family_name(fn: Callable) -> str:

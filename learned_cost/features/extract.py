@@ -32,8 +32,9 @@ this module.
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 
+from ..item import ItemError, normalize_grid, normalize_options
 from ..ttir.ir import Module
 from . import symbolic as S
 from .alignment import alignment_features
@@ -71,42 +72,26 @@ def _as_int(what: str, v: object) -> int:
 
 
 def normalize_grid_arg(grid: object) -> tuple[int, int, int] | None:
-    """``None``, an int, or 1-3 ints (each >= 1) -> (x, y, z)."""
-    if grid is None:
-        return None
-    if isinstance(grid, (str, bytes)) or not isinstance(grid, (int, Sequence)) and not hasattr(grid, "__index__"):
-        raise FeatureError(f"grid must be an int or 1-3 ints, got {grid!r}")
-    dims = [grid] if not isinstance(grid, Sequence) else list(grid)
-    if not 1 <= len(dims) <= 3:
-        raise FeatureError(f"grid must have 1 to 3 dimensions, got {len(dims)}: {grid!r}")
-    out = []
-    for i, d in enumerate(dims):
-        n = _as_int(f"grid[{i}]", d)
-        if n < 1:
-            raise FeatureError(f"grid[{i}] must be >= 1, got {n}")
-        out.append(n)
-    while len(out) < 3:
-        out.append(1)
-    return (out[0], out[1], out[2])
+    """``None``, an int, or 1-3 ints (each >= 1) -> (x, y, z); the item's
+    rule (``learned_cost.item.normalize_grid``), failing with FeatureError."""
+    try:
+        return normalize_grid(grid)
+    except ItemError as e:
+        raise FeatureError(str(e)) from None
 
 
 def _normalize_options(options: object) -> dict[str, int]:
+    """The options the features read, defaults filled in; checked by the
+    item's rule (``learned_cost.item.normalize_options``)."""
+    try:
+        given = normalize_options(options)
+    except ItemError as e:
+        raise FeatureError(str(e)) from None
     opts = dict(DEFAULT_OPTIONS)
-    if options is None:
-        return opts
-    if not isinstance(options, Mapping):
-        raise FeatureError(f"options must be a mapping, got {type(options).__name__}")
     for key in DEFAULT_OPTIONS:
-        if key not in options or options[key] is None:
-            continue
-        v = options[key]
-        if key == "multibuffer" and isinstance(v, bool):
+        v = given.get(key)
+        if v is not None:
             opts[key] = int(v)
-            continue
-        n = _as_int(f"option {key}", v)
-        if n < 0:
-            raise FeatureError(f"option {key} must be >= 0, got {n}")
-        opts[key] = n
     return opts
 
 

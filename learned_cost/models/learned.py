@@ -42,12 +42,36 @@ from ..features.schema import FEATURE_COUNT_BY_VERSION, FEATURE_SCHEMA_VERSION, 
 from ..safe_io import atomic_write
 from .model_file import check_model_text
 
+# The files of a model directory (see the module docstring).
 MODEL_FILE = "model.txt"
 METADATA_FILE = "metadata.json"
 METADATA_FORMAT = 1
-# Variants whose output converts to µs; see learned_cost.train.fit.
-_LATENCY_VARIANTS = ("log_latency", "log_ratio")
 _MIN_US = 1e-3
+
+# --- variants: what a booster's output means --------------------------------
+# Every variant takes the same inputs (``input_names()``); they differ in what
+# the trees were fitted to, so in how their output reads:
+#
+# * ``log_latency``: ln(latency in µs); prediction = exp(output) µs.
+# * ``log_ratio``: ln(latency / analytic estimate); prediction = analytic µs
+#   x exp(output). The trees only learn the analytic model's error.
+# * ``lambdarank``: LambdaRank within each group (relevance from each config's
+#   slowdown over the group's best). It orders configs but predicts no
+#   microseconds: it can never answer ``costmodel_bench``; fitted for the
+#   comparison only (score = -output, lower = predicted faster).
+#
+# ``output_to_us`` / ``output_to_score`` are the one conversion, used by
+# training, cross-validation and the shipped model alike.
+VARIANTS = ("log_latency", "log_ratio", "lambdarank")
+LATENCY_VARIANTS = ("log_latency", "log_ratio")
+# Variants ``learned-cost train`` may ship. Only log_ratio: its prediction is
+# the analytic estimate times a learned factor, and where the trees run out of
+# training range the factor stays constant, so latency keeps the analytic
+# model's scaling in problem size. log_latency predicts one constant for every
+# size beyond its largest training row (evaluated for comparison only).
+SHIPPED_VARIANTS = ("log_ratio",)
+# ln µs is clipped to ±MAX_LOG_US so that a wild leaf never gives 0 or inf µs.
+MAX_LOG_US = 50.0
 
 # Inputs the booster sees after the schema features: terms of the analytic
 # roofline (learned_cost.models.analytic), so that the trees start from the
@@ -168,6 +192,29 @@ def _analytic_version() -> int:
     return int(getattr(analytic, "ANALYTIC_VERSION", 0))
 
 
+def output_to_us(raw: float, analytic_log_us: float, variant: str) -> float:
+    """One booster output -> µs (a latency variant; see VARIANTS)."""
+    if variant == "log_ratio":
+        raw = raw + analytic_log_us
+    elif variant != "log_latency":
+        raise ValueError(f"variant {variant!r} predicts no microseconds; expected one of {LATENCY_VARIANTS}")
+    return math.exp(min(MAX_LOG_US, max(-MAX_LOG_US, raw)))
+
+
+def output_to_score(raw: np.ndarray, analytic_log_us: np.ndarray, variant: str) -> np.ndarray:
+    """Booster outputs -> µs (latency variants, as ``output_to_us`` element
+    by element) or, for lambdarank, a lower-is-faster score (-output)."""
+    raw = np.asarray(raw, dtype=np.float64)
+    if variant == "lambdarank":
+        return -raw
+    if variant not in LATENCY_VARIANTS:
+        raise ValueError(f"unknown variant {variant!r}; expected one of {VARIANTS}")
+    if variant == "log_ratio":
+        raw = raw + np.asarray(analytic_log_us, dtype=np.float64)
+    # math.exp, as output_to_us: np.exp may differ from it by one ulp
+    return np.array([math.exp(v) for v in np.clip(raw, -MAX_LOG_US, MAX_LOG_US).tolist()], dtype=np.float64)
+
+
 class ModelLoadError(RuntimeError):
     """A model directory is missing, corrupt, or built for other features."""
 
@@ -226,9 +273,9 @@ class LearnedModel:
     name = "learned"
 
     def __init__(self, booster, metadata: ModelMetadata, model_text: str):
-        if metadata.variant not in _LATENCY_VARIANTS:
+        if metadata.variant not in LATENCY_VARIANTS:
             raise ModelLoadError(
-                f"variant {metadata.variant!r} does not predict microseconds; expected one of {_LATENCY_VARIANTS}")
+                f"variant {metadata.variant!r} does not predict microseconds; expected one of {LATENCY_VARIANTS}")
         self._booster = booster
         self._local = threading.local()
         self._fast_ok = True
@@ -274,8 +321,10 @@ class LearnedModel:
     @classmethod
     def load(cls, path: str | os.PathLike) -> LearnedModel:
         """Load and check a model directory; raises ModelLoadError naming the
-        failed check (missing file, bad JSON, digest, schema, names)."""
-        import lightgbm as lgb
+        failed check (missing file, bad JSON, digest, schema, names).
+        The booster is read by LightGBM's C library directly when it can be
+        (``learned_cost.models.lgb_native``: no pandas/scikit-learn import)."""
+        from .lgb_native import load_booster
 
         d = Path(path)
         mfile, jfile = d / MODEL_FILE, d / METADATA_FILE
@@ -310,7 +359,7 @@ class LearnedModel:
         try:
             # LightGBM aborts the process on some malformed texts instead of raising
             check_model_text(text, n_inputs=len(md.model_inputs))
-            booster = lgb.Booster(model_str=text)
+            booster = load_booster(text)
         except Exception as e:  # LightGBM raises LightGBMError for a bad text
             raise ModelLoadError(f"{mfile} is not a LightGBM model: {e}") from e
         if booster.num_feature() != len(md.model_inputs):
@@ -358,11 +407,7 @@ class LearnedModel:
         or this package's ``input_names()``: see :meth:`own_columns`)."""
         x = self.own_columns(np.asarray(x, dtype=np.float64))
         raw = np.asarray(self._booster.predict(x, num_threads=1), dtype=np.float64)
-        if self.variant == "log_ratio":
-            raw = raw + x[:, self._analytic_col]
-        # clip to exp(±50) so that a wild leaf can never give 0 or inf µs;
-        # math.exp as in predict_row: np.exp may differ from it by one ulp
-        return np.array([math.exp(v) for v in np.clip(raw, -50.0, 50.0).tolist()], dtype=np.float64)
+        return output_to_score(raw, x[:, self._analytic_col], self.variant)
 
     def predict_many(self, features: Sequence, profile) -> np.ndarray:
         """Latency in µs of each FeatureVector of ``features`` on ``profile``."""
@@ -392,9 +437,7 @@ class LearnedModel:
                 self._fast_ok = False
         if raw is None:
             raw = float(self._booster.predict(row[None, :], num_threads=1)[0])
-        if self.variant == "log_ratio":
-            raw += float(row[self._analytic_col])
-        return float(math.exp(min(50.0, max(-50.0, raw))))
+        return output_to_us(raw, float(row[self._analytic_col]), self.variant)
 
 
 class _FastRow:
@@ -404,7 +447,14 @@ class _FastRow:
     def __init__(self, booster, ncol: int):
         import ctypes
 
-        from lightgbm.basic import _LIB, _safe_call
+        from .lgb_native import _check
+
+        _LIB = getattr(booster, "_lib", None)  # a NativeBooster's library
+        if _LIB is None:
+            from lightgbm.basic import _LIB
+
+        def _safe_call(ret: int) -> None:
+            _check(_LIB, ret)
 
         self._lib, self._ctypes, self._safe_call = _LIB, ctypes, _safe_call
         self._booster = booster  # the handle must not outlive the booster

@@ -21,7 +21,8 @@
 * ``force="learned"`` with no usable trained model raises
   ``ModelUnavailableError``.
 
-Choices are cached per (profile digest, folder, force).
+Choices are cached per (profile digest, folder, force) in a ``ModelSelector``:
+the module's default one for ``select_model``, one per ``learned_cost.api.Predictor``.
 """
 
 from __future__ import annotations
@@ -34,8 +35,7 @@ from pathlib import Path
 from ..hardware.profile import HardwareProfile
 from .analytic import AnalyticModel
 from .base import CostModel
-
-MODEL_FILE = "model.txt"
+from .learned import MODEL_FILE
 FORCE_VALUES = (None, "auto", "analytic", "learned")
 
 
@@ -43,9 +43,6 @@ class ModelUnavailableError(ValueError):
     """``force="learned"`` but no trained model can be loaded."""
 
 
-_LOCK = threading.Lock()
-_CHOSEN: dict[tuple[str, str, str], CostModel] = {}
-_WARNED: set[str] = set()
 _ANALYTIC = AnalyticModel()
 _PKG = Path(__file__).resolve().parents[1]  # .../learned_cost
 # The repository's models/ folder (next to the package), then one inside it.
@@ -76,51 +73,85 @@ def find_model_folder(profile: HardwareProfile, model_dir: str | os.PathLike | N
     return None
 
 
+class ModelSelector:
+    """Model choices, cached per (profile digest, folder, force), and the
+    unusable-model warnings already issued. Each ``learned_cost.api.Predictor``
+    owns one; ``select_model`` uses the module's default one."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._chosen: dict[tuple[str, str, str], CostModel] = {}
+        self._warned: set[str] = set()
+
+    def select(
+        self,
+        profile: HardwareProfile,
+        model_dir: str | os.PathLike | None = None,
+        force: str | None = None,
+    ) -> CostModel:
+        """The model that predicts for ``profile`` (rules in the module docstring)."""
+        if force not in FORCE_VALUES:
+            raise ValueError(f"unknown model {force!r}; expected 'analytic', 'learned' or 'auto'")
+        if force == "analytic":
+            return _ANALYTIC
+        folder = find_model_folder(profile, model_dir)
+        key = (profile.digest, str(folder), force or "auto")
+        with self._lock:
+            hit = self._chosen.get(key)
+        if hit is not None:
+            return hit
+        model: CostModel = _ANALYTIC
+        if folder is None:
+            if force == "learned":
+                raise ModelUnavailableError(
+                    f"no trained model for hardware {profile.name!r}: no {profile.name}/{MODEL_FILE} in "
+                    + ", ".join(str(d) for d in model_search_dirs(model_dir))
+                )
+        else:
+            try:
+                from .learned import LearnedModel
+
+                model = LearnedModel.load(folder)
+            except Exception as e:  # any failure falls back: predictions must keep flowing
+                reason = f"trained model in {folder} is unusable ({type(e).__name__}: {e}); using the analytic model"
+                if force == "learned":
+                    raise ModelUnavailableError(reason) from None
+                with self._lock:
+                    first = reason not in self._warned
+                    self._warned.add(reason)
+                if first:
+                    warnings.warn(reason, RuntimeWarning, stacklevel=3)
+                model = _ANALYTIC
+        with self._lock:
+            self._chosen.setdefault(key, model)
+            return self._chosen[key]
+
+    def clear(self) -> None:
+        """Forget cached choices and issued warnings."""
+        with self._lock:
+            self._chosen.clear()
+            self._warned.clear()
+
+
+_DEFAULT = ModelSelector()
+
+
+def default_selector() -> ModelSelector:
+    """The selector behind ``select_model`` (also the default predictor's)."""
+    return _DEFAULT
+
+
 def select_model(
     profile: HardwareProfile,
     model_dir: str | os.PathLike | None = None,
     force: str | None = None,
 ) -> CostModel:
-    """The model that predicts for ``profile`` (rules in the module docstring)."""
-    if force not in FORCE_VALUES:
-        raise ValueError(f"unknown model {force!r}; expected 'analytic', 'learned' or 'auto'")
-    if force == "analytic":
-        return _ANALYTIC
-    folder = find_model_folder(profile, model_dir)
-    key = (profile.digest, str(folder), force or "auto")
-    with _LOCK:
-        hit = _CHOSEN.get(key)
-    if hit is not None:
-        return hit
-    model: CostModel = _ANALYTIC
-    if folder is None:
-        if force == "learned":
-            raise ModelUnavailableError(
-                f"no trained model for hardware {profile.name!r}: no {profile.name}/{MODEL_FILE} in "
-                + ", ".join(str(d) for d in model_search_dirs(model_dir))
-            )
-    else:
-        try:
-            from .learned import LearnedModel
-
-            model = LearnedModel.load(folder)
-        except Exception as e:  # any failure falls back: predictions must keep flowing
-            reason = f"trained model in {folder} is unusable ({type(e).__name__}: {e}); using the analytic model"
-            if force == "learned":
-                raise ModelUnavailableError(reason) from None
-            with _LOCK:
-                first = reason not in _WARNED
-                _WARNED.add(reason)
-            if first:
-                warnings.warn(reason, RuntimeWarning, stacklevel=2)
-            model = _ANALYTIC
-    with _LOCK:
-        _CHOSEN.setdefault(key, model)
-        return _CHOSEN[key]
+    """The model that predicts for ``profile`` (rules in the module
+    docstring), cached in the module's default ``ModelSelector``."""
+    return _DEFAULT.select(profile, model_dir=model_dir, force=force)
 
 
 def clear_model_cache() -> None:
-    """Forget cached choices and issued warnings (tests, retraining)."""
-    with _LOCK:
-        _CHOSEN.clear()
-        _WARNED.clear()
+    """Forget the default selector's cached choices and issued warnings
+    (tests, retraining)."""
+    _DEFAULT.clear()

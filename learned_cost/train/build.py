@@ -16,6 +16,7 @@ from pathlib import Path
 import pandas as pd
 
 from ..dataset import ProfileStore
+from ..models.learned import LATENCY_VARIANTS, SHIPPED_VARIANTS, VARIANTS
 from .features_table import (
     FeaturesTable,
     cached_features_table,
@@ -23,9 +24,6 @@ from .features_table import (
     default_cache_dir,
 )
 from .fit import (
-    LATENCY_VARIANTS,
-    SHIPPED_VARIANTS,
-    VARIANTS,
     FitParams,
     Interval,
     Selection,

@@ -70,7 +70,7 @@ def cmd_train(args) -> int:
         return _err(f"--rounds must be >= 1, got {args.rounds}")
     dirs = [args.data, *(args.extra_data or ())]
     if args.feedback:
-        from ..autotune.feedback import feedback_dir
+        from ..dataset import feedback_dir
 
         fb = feedback_dir(args.hardware)
         if any(fb.glob("rows-*.parquet")):
@@ -103,8 +103,10 @@ def cmd_evaluate(args) -> int:
     bad = _check_data(args.data) or _check_hardware(args.hardware)
     if bad:
         return _err(bad)
-    if args.model and not (Path(args.model) / "model.txt").is_file():
-        return _err(f"--model {args.model!r} holds no model.txt")
+    from ..models.learned import MODEL_FILE
+
+    if args.model and not (Path(args.model) / MODEL_FILE).is_file():
+        return _err(f"--model {args.model!r} holds no {MODEL_FILE}")
     schemes = tuple(args.schemes.split(",")) if args.schemes else SCHEMES
     for s in schemes:
         if s not in SCHEMES:
@@ -163,7 +165,9 @@ def cmd_retrain(args) -> int:
         install.mkdir(parents=True, exist_ok=True)
         # A reader racing this copy may see a new model.txt with the old metadata.json; the loader's
         # digest check turns that into the analytic fallback instead of a wrong model.
-        for f in ("model.txt", "metadata.json"):
+        from ..models.learned import METADATA_FILE, MODEL_FILE
+
+        for f in (MODEL_FILE, METADATA_FILE):
             shutil.copy2(staging / f, install / f)
         shutil.rmtree(staging, ignore_errors=True)
     return 0

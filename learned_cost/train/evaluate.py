@@ -32,11 +32,9 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
+from ..models.learned import LATENCY_VARIANTS, SHIPPED_VARIANTS, VARIANTS
 from .features_table import ANALYTIC_COL
 from .fit import (
-    LATENCY_VARIANTS,
-    SHIPPED_VARIANTS,
-    VARIANTS,
     FitParams,
     family_folds,
     pick_variant,

@@ -26,7 +26,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from ..autotune.feedback import SOURCE as FEEDBACK_SOURCE
+from ..dataset import FEEDBACK_SOURCE
 from ..models.learned import ANALYTIC_INPUT, input_names, input_vector
 from ..safe_io import atomic_write
 

@@ -1,15 +1,9 @@
 """Fitting LightGBM on a features table, and choosing the variant by grouped CV.
 
-Variants (all use the same inputs, ``learned_cost.models.learned.input_names()``:
-the schema features plus terms of the analytic roofline):
-
-* ``log_latency``: regression of ln(latency in µs); prediction = exp(output) µs.
-* ``log_ratio``: regression of ln(latency / analytic estimate); prediction =
-  analytic µs * exp(output). The tree only learns the analytic model's error.
-* ``lambdarank``: LambdaRank within each group, relevance labels from each
-  config's slowdown over the group's best. It orders configs but predicts no
-  microseconds, so it can never be the shipped model of ``costmodel_bench``
-  (which must answer in µs); it is fitted for the comparison only.
+The variants (``log_latency``, ``log_ratio``, ``lambdarank``), which of them
+predict µs or may be shipped, and how a booster's output turns into µs live
+in ``learned_cost.models.learned`` (``VARIANTS``, ``output_to_score``): cross-
+validation scores and shipped predictions go through the same conversion.
 
 Everything is deterministic: fixed seed, ``deterministic=True``, one
 LightGBM thread per fit (parallelism comes from running independent fits in
@@ -27,17 +21,15 @@ from dataclasses import asdict, dataclass, field
 import numpy as np
 import pandas as pd
 
-from ..models.learned import ANALYTIC_INPUT, input_names
+from ..models.learned import (
+    ANALYTIC_INPUT,
+    LATENCY_VARIANTS,
+    VARIANTS,
+    input_names,
+    output_to_score,
+)
 from .metrics import evaluate_scores
 
-VARIANTS = ("log_latency", "log_ratio", "lambdarank")
-LATENCY_VARIANTS = ("log_latency", "log_ratio")
-# Variants ``learned-cost train`` may ship. Only log_ratio: its prediction is
-# the analytic estimate times a learned factor, and where the trees run out of
-# training range the factor stays constant, so latency keeps the analytic
-# model's scaling in problem size. log_latency predicts one constant for every
-# size beyond its largest training row (evaluated for comparison only).
-SHIPPED_VARIANTS = ("log_ratio",)
 # Relevance of a config for LambdaRank: 30 minus its slowdown over the group's
 # best in steps of 3 % (so 30 = best, 0 = 2.4x slower or worse).
 RANK_STEP = 0.03
@@ -131,17 +123,6 @@ class Fitted:
         variants; for lambdarank, lower = predicted faster (not µs)."""
         x = input_matrix(table)
         return output_to_score(self.raw(x), table[ANALYTIC_INPUT].to_numpy(np.float64), self.variant)
-
-
-def output_to_score(raw: np.ndarray, analytic_log_us: np.ndarray, variant: str) -> np.ndarray:
-    """Booster output -> µs (latency variants) or a lower-is-faster score."""
-    if variant == "log_latency":
-        return np.exp(raw)
-    if variant == "log_ratio":
-        return np.exp(raw + analytic_log_us)
-    if variant == "lambdarank":
-        return -raw
-    raise ValueError(f"unknown variant {variant!r}; expected one of {VARIANTS}")
 
 
 def _sorted_for_fit(table: pd.DataFrame) -> pd.DataFrame:

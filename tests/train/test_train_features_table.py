@@ -45,7 +45,7 @@ def make_fixture_store(tmp_path):
                 "key": f"{name}{j}", "hardware": "h200", "family": name, "kernel": m["kernel"],
                 "group": f"{name}/g", "dtype": "fp32", "ttir_digest": digests[name],
                 "arg_bindings": m["arg_bindings"], "grid": json.dumps(m["grid"]),
-                "options": json.dumps({"num_warps": 4 * (j + 1), "num_stages": 3}),
+                "options": json.dumps({"num_warps": 2 ** (j + 1), "num_stages": 3}),
                 "status": "ok", "correct": True, "latency_us": 10.0 + 5 * i + j,
             })
     rows.append({**rows[0], "key": "failed", "status": "compile_error", "correct": False, "latency_us": None})
@@ -65,12 +65,12 @@ def test_table_matches_direct_extraction(store):
     for key, name in (("add1", "add"), ("matmul2", "matmul")):
         j = int(key[-1])
         fv = extract_features(texts[name], meta[name]["arg_bindings"], meta[name]["grid"],
-                              {"num_warps": 4 * (j + 1), "num_stages": 3}, cores=prof.cores)
+                              {"num_warps": 2 ** (j + 1), "num_stages": 3}, cores=prof.cores)
         np.testing.assert_array_equal(t.loc[key, feature_names()].to_numpy(np.float64), fv.to_array())
     assert list(ft.table.columns[-len(input_names()) - 1:-1]) == input_names()
     assert (t["analytic_us"] > 0).all()
     # the num_warps option reaches the features
-    assert t.loc["add2", "num_warps"] == 12.0
+    assert t.loc["add2", "num_warps"] == 8.0
 
 
 def test_training_rows_and_digest(store):

@@ -189,11 +189,12 @@ def load_kernel(source: str, cache_dir: Path | None = None) -> Any:
     ``source``. The module is written to a file first: Triton reads a
     kernel's source text through ``inspect``."""
     import importlib.util
-    import os
     import tempfile
 
+    from ...ttir_source import triton_interpreting
+
     text = strip_inductor_decorator(source)
-    interp = os.environ.get("TRITON_INTERPRET", "0") not in ("", "0")
+    interp = triton_interpreting()
     key = hashlib.sha256(text.encode()).hexdigest()[:32] + ("i" if interp else "")
     if key in _LOADED:
         return _LOADED[key]

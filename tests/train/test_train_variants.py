@@ -1,0 +1,46 @@
+"""One conversion from a booster's output to µs, shared by training and the shipped model."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from learned_cost.models.learned import (
+    MAX_LOG_US,
+    VARIANTS,
+    LearnedModel,
+    input_names,
+    output_to_score,
+    output_to_us,
+)
+
+SHIPPED = Path(__file__).resolve().parents[2] / "models" / "h200"
+
+
+def test_training_scores_are_clipped_like_predictions():
+    raw = np.array([100.0, -100.0, 0.5])
+    got = output_to_score(raw, np.zeros(3), "log_latency")
+    assert got.tolist() == [math.exp(MAX_LOG_US), math.exp(-MAX_LOG_US), math.exp(0.5)]
+    got = output_to_score(raw, np.full(3, 1.0), "log_ratio")
+    assert got.tolist() == [output_to_us(v, 1.0, "log_ratio") for v in raw.tolist()]
+    assert output_to_score(raw, np.zeros(3), "lambdarank").tolist() == (-raw).tolist()
+    with pytest.raises(ValueError):
+        output_to_score(raw, np.zeros(3), "nope")
+    with pytest.raises(ValueError):
+        output_to_us(0.0, 0.0, "lambdarank")
+    assert set(VARIANTS) >= {"log_latency", "log_ratio", "lambdarank"}
+
+
+@pytest.mark.skipif(not (SHIPPED / "model.txt").is_file(), reason="no shipped model")
+def test_shipped_model_reads_its_output_through_the_shared_conversion():
+    m = LearnedModel.load(SHIPPED)
+    rng = np.random.default_rng(3)
+    x = rng.uniform(0.0, 10.0, size=(16, len(input_names())))
+    col = LearnedModel._ANALYTIC_COL
+    raw = np.asarray(m._booster.predict(x, num_threads=1), dtype=np.float64)
+    want = output_to_score(raw, x[:, col], m.variant)
+    assert m.predict_inputs(x).tolist() == want.tolist()
+    assert [m.predict_row(r) for r in x] == want.tolist()
