@@ -75,6 +75,11 @@ def test_json_columns_and_bindings(store):
         shape = json.loads(r["shape"])
         if r["source"] == "collector":
             assert r["group"].startswith(f"{r['family']}/") and r["group"].endswith(f"/{r['dtype']}")
+        if not r["arg_bindings"]:
+            # a kernel whose sizes are all compile-time constants (Inductor's
+            # static shapes) has no integer argument to bind
+            assert r["source"] == "inductor"
+            continue
         for part in r["arg_bindings"].split(","):
             name, value = part.split("=")
             assert name.startswith("arg") and int(value) != 1
