@@ -57,7 +57,7 @@ from ..ttir.ir import (
 )
 from . import symbolic as S
 from .optable import EW_CLASSES
-from .prepare import _TYPE_INFO, FuncInfo, blocks_to_walk, plan, prepared, tinfo
+from .prepare import _TYPE_INFO, FuncInfo, ResultDef, blocks_to_walk, prepared, tinfo
 from .values import (
     VALUE_HANDLERS,
     BlockPtr,
@@ -281,12 +281,13 @@ class Evaluator:
         self.stack.pop()
         if fn.name not in self.pressured:
             self.pressured.add(fn.name)
-            peak, elems, dim0, dim1, rank = fi.tiles
+            tiles = fi.tiles
             c = self.c
-            c["peak_live_bytes"] = max(c["peak_live_bytes"], float(peak))
-            if elems > c["max_tensor_elems"]:
-                c["max_tensor_elems"], c["block_dim0"], c["block_dim1"] = float(elems), float(dim0), float(dim1)
-            c["tensor_rank_max"] = max(c["tensor_rank_max"], float(rank))
+            c["peak_live_bytes"] = max(c["peak_live_bytes"], float(tiles.peak_bytes))
+            if tiles.max_elems > c["max_tensor_elems"]:
+                c["max_tensor_elems"] = float(tiles.max_elems)
+                c["block_dim0"], c["block_dim1"] = float(tiles.dim0), float(tiles.dim1)
+            c["tensor_rank_max"] = max(c["tensor_rank_max"], float(tiles.max_rank))
         return ret_vals, ret_taint
 
     # -------------------------------------------------------------- blocks
@@ -296,9 +297,8 @@ class Evaluator:
 
         Pure ops (most of a kernel) are handled inline rather than by a method
         call per op: their abstract value, and their count unless folded."""
-        steps = fr.fi.plans.get(id(block))
-        if steps is None:
-            steps = plan(fr.fi, block)
+        # every block the evaluator walks was planned while value numbering
+        steps = fr.fi.plans[id(block)]
         term = None
         env = fr.env
         levels = fr.level
@@ -307,9 +307,9 @@ class Evaluator:
         c = self.c
         handlers = VALUE_HANDLERS
         type_info = _TYPE_INFO
-        for op, cls, entry in steps:
+        for op, cls, pure in steps:  # prepare.Step
             if cls == "pure":
-                pcls, ops, results, folded, rtype = entry
+                pcls, ops, results, folded, rtype = pure  # prepare.PureStep
                 name = op.name
                 if name == "arith.constant":
                     for r in results:
@@ -594,12 +594,12 @@ class Evaluator:
         if key is None:
             return None
         d = fr.fi.defs[key]
-        if d[0] != "res" or d[2] != 0:
+        if type(d) is not ResultDef or d.index != 0:
             return None
-        fn = _EXTREMA.get(d[1].name)
+        fn = _EXTREMA.get(d.op.name)
         if fn is None:
             return None
-        parts = tuple(as_number(self._ctrl(fr.env.get(k))) for k in self._operands(fr, d[1]))
+        parts = tuple(as_number(self._ctrl(fr.env.get(k))) for k in self._operands(fr, d.op))
         if len(parts) != 2 or None in parts:
             return None
         return S.Extremum(fn, parts)

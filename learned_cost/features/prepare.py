@@ -10,6 +10,7 @@ function object, so a module evaluated with many bindings is prepared once.
 from __future__ import annotations
 
 import weakref
+from typing import NamedTuple
 
 from ..ttir.ir import (
     Block,
@@ -31,6 +32,54 @@ _PURE_CLASS = {name: cls for name, cls in OP_CLASS.items() if cls in PURE_CLASSE
 # ops that can never be a liveness root (known, not side-effecting, not calls);
 # the others are collected while indexing so liveness need not scan every op
 _NOT_ROOT = (frozenset(OP_CLASS) | TERMINATORS) - SIDE_EFFECT_OPS - _CALL_OPS
+
+
+class ResultDef(NamedTuple):
+    """A value defined as result ``index`` of ``op``."""
+
+    op: Operation
+    index: int
+
+
+class ArgDef(NamedTuple):
+    """A value defined as argument ``index`` of the entry block of region
+    ``region`` of ``owner`` (``owner`` None: an argument of the function)."""
+
+    owner: Operation | None
+    region: int
+    index: int
+
+
+class PureStep(NamedTuple):
+    """What the evaluator needs of a pure op (no regions, no side effects)."""
+
+    cls: str  # its cost class
+    operands: tuple  # operand keys, after aliasing (None: an undefined name)
+    results: list  # result keys
+    folded: bool  # its results are constants: the optimizer folds it away
+    rtype: object  # its first result type (None if it has none)
+
+
+class Step(NamedTuple):
+    """One step of a block's evaluation plan."""
+
+    op: Operation
+    kind: str | None  # "pure" | "term" | the op's cost class (None: unknown op)
+    pure: PureStep | None  # set for "pure" steps only
+
+
+class Tiles(NamedTuple):
+    """Register / UB pressure and tile shape over the live values of a
+    function (or, while value numbering, of one block)."""
+
+    peak_bytes: int  # largest sum of bytes of simultaneously live tensors
+    max_elems: int  # elements of the largest tensor (the first, in walk order)
+    dim0: int  # its dim 0
+    dim1: int  # its dim 1
+    max_rank: int  # largest tensor rank
+
+
+_NO_TILES = Tiles(0, 0, 1, 1, 0)
 
 
 class TypeInfo:
@@ -103,7 +152,7 @@ class FuncInfo:
 
     def __init__(self, fn: Function):
         self.name = fn.name
-        self.defs: list[tuple] = []  # key -> ("res", op, index) | ("arg", owner op or None, region, index)
+        self.defs: list[ResultDef | ArgDef] = []  # key -> how it is defined
         self.types: list[object] = []  # key -> type
         self.owner: list[int] = []  # key -> op index of its defining op (or region owner); -1: function argument
         # Per-op data is stored by the op's position in ``ops`` (pre-order):
@@ -119,8 +168,8 @@ class FuncInfo:
         self.bargs: dict[int, list[int]] = {}  # id(block) -> argument keys
         self.live: bytearray = bytearray()  # op index -> 1 if live
         self.has_side_effects = False
-        self.tiles: tuple | None = None  # (peak bytes, max elems, dim0, dim1, max rank) of live values
-        self.plans: dict[int, list] = {}  # id(block) -> its live ops, see plan()
+        self.tiles: Tiles = _NO_TILES  # pressure and tile shape of the live values
+        self.plans: dict[int, list[Step]] = {}  # id(block) -> its evaluation steps (see _value_numbering)
         self.alias: dict[int, int] = {}  # key of a duplicate op's result -> the original's
         self.const: set[int] = set()  # keys of constants and of values folded from them
         self.dup: set[int] = set()  # op indices of ops identical to an earlier visible one
@@ -129,7 +178,7 @@ class FuncInfo:
         for i, (name, t) in enumerate(fn.arguments):
             visible[name] = len(self.defs)
             self.arg_keys.append(len(self.defs))
-            self.defs.append(("arg", None, 0, i))
+            self.defs.append(ArgDef(None, 0, i))
             self.types.append(t)
             self.owner.append(-1)
         for block in blocks_to_walk(fn.body):
@@ -169,7 +218,7 @@ class FuncInfo:
                     continue
                 if len(results) == 1:
                     k = len(defs)
-                    defs.append(("res", op, 0))
+                    defs.append(ResultDef(op, 0))
                     rtypes = op.result_types
                     types.append(rtypes[0] if rtypes else None)
                     owner.append(oi)
@@ -189,7 +238,7 @@ class FuncInfo:
                         args = []
                         for ai, (name, t) in enumerate(block_.arguments):
                             k = len(defs)
-                            defs.append(("arg", op, ri, ai))
+                            defs.append(ArgDef(op, ri, ai))
                             types.append(t)
                             owner.append(oi)
                             inner_undo.append((name, get(name)))
@@ -212,7 +261,7 @@ class FuncInfo:
             k = len(defs)
             ks = []
             for i, r in enumerate(results):
-                defs.append(("res", op, i))
+                defs.append(ResultDef(op, i))
                 types.append(rtypes[i] if i < len(rtypes) else None)
                 owner.append(oi)
                 if undo is not None:
@@ -234,16 +283,12 @@ def prepared(fn: Function, callee_effects) -> FuncInfo:
         return hit[1]
     fi = FuncInfo(fn)
     _liveness(fi, callee_effects)
-    summaries: dict[int, tuple] = {}
+    summaries: dict[int, Tiles] = {}
     walked = blocks_to_walk(fn.body)
     for block in walked:
         _value_numbering(fi, block, {}, [], summaries)
-    if walked:
-        # the pressure of the function is that of its entry block
-        peak, elems, dim0, dim1, rank = summaries[id(walked[0])]
-        fi.tiles = (peak, elems, dim0, dim1, rank)
-    else:
-        fi.tiles = (0, 0, 1, 1, 0)
+    # the pressure of the function is that of its entry block
+    fi.tiles = summaries[id(walked[0])] if walked else _NO_TILES
     key = id(fn)
     try:
         ref = weakref.ref(fn, lambda _r: _PREPARED.pop(key, None))
@@ -269,36 +314,6 @@ def blocks_to_walk(region) -> list[Block]:
     return [blocks[0]] + [b for b in blocks[1:] if b.label and b.label.lstrip("^") in targets]
 
 
-def plan(fi: FuncInfo, block: Block) -> list:
-    """The steps of ``block`` for the evaluator: its live ops as
-    (op, kind, entry) with kind "pure" | "term" | a cost class; pure ops carry
-    (cost class, operand keys, result keys, value-numbering signature, type)."""
-    live, index = fi.live, fi.index
-    steps = []
-    for op in block.operations:
-        name = op.name
-        if name in STOP_OPS:
-            steps.append((op, "term", None))
-            continue
-        oi = index.get(id(op))
-        if oi is None or not live[oi]:
-            continue
-        if oi in fi.dup:
-            continue  # its results are aliases of an earlier op's
-        cls = OP_CLASS.get(name)
-        if cls in PURE_CLASSES and not op.regions:
-            rtype = op.result_types[0] if op.result_types else None
-            alias = fi.alias
-            ops = [alias.get(k, k) for k in fi.opnd[oi]]
-            res = fi.res[oi]
-            folded = bool(res) and res[0] in fi.const
-            steps.append((op, "pure", (cls, ops, res, folded, rtype)))
-        else:
-            steps.append((op, cls, None))
-    fi.plans[id(block)] = steps
-    return steps
-
-
 def _value_numbering(fi: FuncInfo, block: Block, table: dict, scope: list, summaries: dict) -> None:
     """Common subexpressions and constant folding over the live ops, as the
     optimizer's CSE and canonicalization would do: an op identical (name,
@@ -307,14 +322,15 @@ def _value_numbering(fi: FuncInfo, block: Block, table: dict, scope: list, summa
     results of pure ops whose operands are all constants join ``fi.const``.
 
     The same walk records each visited block's evaluation steps in
-    ``fi.plans``, exactly as :func:`plan` would give them afterwards (the
-    aliases and constants an op's step needs are settled before the op is
-    reached), so the evaluator finds them ready. It also gathers what the
-    block's pressure summary needs (the largest tile, the bytes each step's
-    results hold, the last step using each value), from which
-    :func:`_block_pressure` puts the summary into ``summaries`` (inner blocks
-    are finished first, bottom-up): the same figures :func:`_peak_live` gives,
-    without walking inner blocks again."""
+    ``fi.plans`` (:class:`Step`: the live ops not aliased to an earlier one,
+    and the terminators, in order; the aliases and constants an op's step
+    needs are settled before the op is reached), so the evaluator finds them
+    ready. It also gathers what the block's pressure summary needs (the
+    largest tile, the bytes each step's results hold, the last step using
+    each value), from which :func:`_block_pressure` puts the block's
+    :class:`Tiles` into ``summaries`` (inner blocks are finished first,
+    bottom-up). ``tests/features/test_features_plans.py`` checks both
+    against plain top-down walks of the finished preparation."""
     live, alias, const, opnd, res, dup = fi.live, fi.alias, fi.const, fi.opnd, fi.res, fi.dup
     nested, all_ops, types = fi.nested, fi.ops, fi.types
     pure_class = _PURE_CLASS
@@ -332,20 +348,22 @@ def _value_numbering(fi: FuncInfo, block: Block, table: dict, scope: list, summa
         name = op.name
         used = opnd[oi]
         regions = op.regions
-        if not live[oi]:
-            if name not in STOP_OPS:
-                continue
-            step = (op, "term", None)
-        elif regions:
+        if not live[oi] and name not in STOP_OPS:
+            continue
+        if regions:
+            # (a dead terminator's regions hold only dead ops: numbered for
+            # their pressure alone, they add nothing to the table)
             for region in regions:
                 for inner in region.blocks[:1]:
                     added: list = []
                     _value_numbering(fi, inner, table, added, summaries)
                     for key in added:  # leaving the region: its values go out of scope
                         table.pop(key, None)
-            step = (op, "term", None) if name in STOP_OPS else (op, OP_CLASS.get(name), None)
+            step = Step(op, "term", None) if name in STOP_OPS else Step(op, OP_CLASS.get(name), None)
+        elif not live[oi]:
+            step = Step(op, "term", None)
         elif (cls := pure_class.get(name)) is None:
-            step = (op, "term", None) if name in STOP_OPS else (op, OP_CLASS.get(name), None)
+            step = Step(op, "term", None) if name in STOP_OPS else Step(op, OP_CLASS.get(name), None)
         else:
             ops = tuple(map(alias.get, used, used)) if alias else tuple(used)
             rtypes = op.result_types
@@ -368,17 +386,17 @@ def _value_numbering(fi: FuncInfo, block: Block, table: dict, scope: list, summa
                     alias[r] = p
                 if name not in STOP_OPS:
                     continue
-                step = (op, "term", None)
+                step = Step(op, "term", None)
             else:
                 table[key] = results
                 scope.append(key)
                 if name == "arith.constant" or (ops and const.issuperset(ops)):
                     const.update(results)
                 if name in STOP_OPS:
-                    step = (op, "term", None)
+                    step = Step(op, "term", None)
                 else:
                     folded = bool(results) and results[0] in const
-                    step = (op, "pure", (cls, ops, results, folded, rtype))
+                    step = Step(op, "pure", PureStep(cls, ops, results, folded, rtype))
         # every alias a step's keys can take is settled by now (a value is
         # defined before its uses, nested regions are numbered above)
         i = len(steps)
@@ -389,17 +407,13 @@ def _value_numbering(fi: FuncInfo, block: Block, table: dict, scope: list, summa
             peaks = []
             for region in regions:
                 for inner_block in region.blocks[:1]:
-                    inner = summaries.get(id(inner_block))
-                    if inner is None:  # a block value numbering did not reach
-                        tiles = [0, 1, 1, 0]
-                        inner_peak = _peak_live(fi, inner_block, 0, tiles)
-                        inner = (inner_peak, *tiles)
-                    peaks.append(inner[0])
-                    # the first largest tile in walk order wins, as in _peak_live
-                    if inner[1] > best:
-                        best, dim0, dim1 = inner[1], inner[2], inner[3]
-                    if inner[4] > rank:  # noqa: PLR1730
-                        rank = inner[4]
+                    inner = summaries[id(inner_block)]  # numbered above
+                    peaks.append(inner.peak_bytes)
+                    # the first largest tile in walk order wins
+                    if inner.max_elems > best:
+                        best, dim0, dim1 = inner.max_elems, inner.dim0, inner.dim1
+                    if inner.max_rank > rank:  # noqa: PLR1730
+                        rank = inner.max_rank
             region_peaks[i] = peaks
             inner_used = nested.get(oi)
             if inner_used:
@@ -434,7 +448,7 @@ def _value_numbering(fi: FuncInfo, block: Block, table: dict, scope: list, summa
                 last[k] = i
     fi.plans[id(block)] = steps
     peak = _block_pressure(fi, block, step_adds, region_peaks, last)
-    summaries[id(block)] = (peak, best, dim0, dim1, rank)
+    summaries[id(block)] = Tiles(peak, best, dim0, dim1, rank)
 
 
 def _block_args_live(fi: FuncInfo, block: Block, last: dict, running: int) -> tuple[int, dict[int, int]]:
@@ -581,10 +595,10 @@ def _liveness(fi: FuncInfo, callee_effects) -> None:
             if name not in _SELECTIVE:
                 continue
             d = defs[v]
-            if d[0] == "res":
-                idx = d[2]
-            elif name == "scf.for" and d[3] >= 1:
-                idx = d[3] - 1  # an iter_arg: carried from init and from the yield
+            if type(d) is ResultDef:
+                idx = d.index
+            elif name == "scf.for" and d.index >= 1:
+                idx = d.index - 1  # an iter_arg: carried from init and from the yield
             else:
                 continue
             if name == "scf.for":
@@ -595,68 +609,3 @@ def _liveness(fi: FuncInfo, callee_effects) -> None:
                         live_vals[v] = 1
                         val_work.append(v)
             yield_live(owner, idx)
-
-
-def pressure(fi: FuncInfo, block: Block) -> tuple:
-    """(peak live bytes, max tensor elements, its dim 0, its dim 1, max rank)
-    over the live values of the function whose body is ``block``."""
-    tiles = [0, 1, 1, 0]  # max elems, dim0, dim1, rank
-    peak = _peak_live(fi, block, 0, tiles)
-    return (peak, tiles[0], tiles[1], tiles[2], tiles[3])
-
-
-def _peak_live(fi: FuncInfo, block: Block, outer: int, tiles: list) -> int:
-    """Largest sum of bytes of simultaneously live tensor values while ``block``
-    runs, plus ``outer`` (what enclosing blocks keep alive meanwhile); also
-    records the largest tensor shape in ``tiles``."""
-    alias, const, index = fi.alias, fi.const, fi.index
-    opnd, nested, res, types = fi.opnd, fi.nested, fi.res, fi.types
-    # one pass: the ops that hold values, and the last step using each key
-    ops: list = []
-    last: dict = {}
-    steps = fi.plans.get(id(block))
-    if steps is None:
-        steps = plan(fi, block)
-    # the steps are the live, non-duplicate ops and the terminators
-    for i, (op, _kind, _entry) in enumerate(steps):
-        oi = index[id(op)]
-        used = opnd[oi]
-        if op.regions:
-            inner = nested.get(oi)
-            if inner:
-                used = used + inner
-        if alias:
-            for k in used:
-                last[alias.get(k, k)] = i
-        else:
-            for k in used:
-                last[k] = i
-        ops.append((op, oi))
-    running, dies = _block_args_live(fi, block, last, outer)
-    peak = running
-    for i, (op, oi) in enumerate(ops):
-        if op.regions:
-            for region in op.regions:
-                for inner_block in region.blocks[:1]:
-                    peak = max(peak, _peak_live(fi, inner_block, running, tiles))
-        for r in res[oi]:
-            t = types[r]
-            if type(t) is not TensorType:
-                continue
-            info = tinfo(t)
-            if info.numel > tiles[0]:
-                tiles[0] = info.numel
-                tiles[1] = t.shape[0] if t.shape else 1
-                tiles[2] = t.shape[1] if len(t.shape) > 1 else 1
-            tiles[3] = max(tiles[3], info.rank)
-            # constants are rematerialized where used, not held
-            b = info.value_bytes
-            if b and r not in const:
-                running += b
-                j = last.get(r, i)
-                dies[j] = dies.get(j, 0) + b
-        if running > peak:  # noqa: PLR1730 - a plain compare is cheaper than max() per op
-            peak = running
-        if dies:
-            running -= dies.pop(i, 0)
-    return peak
