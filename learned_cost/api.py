@@ -27,7 +27,7 @@ Item keys:
     ``num_stages`` an integer from 0 to 16, ``num_ctas`` a power of two
     from 1 to 16.
 ``hardware`` / ``target_arch`` / ``hardware_config``
-    which hardware profile (see ``learned_cost.hardware.profile``).
+    which hardware profile (see ``learned_cost.hardware.resolve``).
 ``model``
     ``"analytic"`` forces the roofline model; ``"learned"`` requires the
     trained one; absent or ``"auto"``: the trained model when one exists for
@@ -77,12 +77,8 @@ import numpy as np
 
 from .cache import LRUCache, PredictionCache, cache_budget_bytes, prediction_key
 from .features.schema import FeatureVector, feature_names
-from .hardware.profile import (
-    HardwareProfile,
-    ProfileError,
-    UnknownHardwareError,
-    resolve_hardware,
-)
+from .hardware.profile import HardwareProfile, ProfileError, UnknownHardwareError
+from .hardware.resolve import resolve_hardware
 from .item import Item, ItemError, normalize_grid, normalize_options, parse_item
 from .models.select import ModelSelector, ModelUnavailableError, default_selector
 from .safe_io import file_signature

@@ -306,8 +306,7 @@ def info_dict(args: argparse.Namespace | None = None) -> dict[str, Any]:
     from . import __version__
     from .api import cache_settings
     from .features.schema import FEATURE_SCHEMA_VERSION, feature_names
-    from .hardware import resolve_hardware
-    from .hardware.profile import ascend_installed
+    from .hardware import ascend_installed, resolve_hardware
     from .models.learned import METADATA_FILE, MODEL_FILE
     from .models.select import find_model_folder, model_search_dirs, select_model
 

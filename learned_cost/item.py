@@ -57,7 +57,7 @@ class ItemError(ValueError):
 
 class HardwareChoice(NamedTuple):
     """What the item asks for as hardware, unresolved (see
-    ``learned_cost.hardware.profile.resolve_hardware``)."""
+    ``learned_cost.hardware.resolve.resolve_hardware``)."""
 
     hardware: Any = None
     target_arch: Any = None

@@ -2,8 +2,8 @@
 model fits, and the only model on hardware without measured data.
 
 All times are microseconds, all figures come from the ``HardwareProfile``
-(units in ``learned_cost.hardware.profile``) and its ``occupancy`` block
-(``profile_occupancy``). Feature names are those of
+(units in ``learned_cost.hardware.profile``) and its ``occupancy`` record
+(``hardware.Occupancy``). Feature names are those of
 ``learned_cost.features.schema``; "per program" means one program id.
 
 Cores and concurrency
@@ -101,7 +101,7 @@ from dataclasses import asdict, dataclass
 import numpy as np
 
 from ..features.schema import FeatureVector
-from ..hardware.profile import MATRIX_DTYPES, HardwareProfile
+from ..hardware.profile import MATRIX_DTYPES, HardwareProfile, Occupancy
 
 # Bump whenever a formula changes: the digest is part of every cache key.
 ANALYTIC_VERSION = 3
@@ -132,26 +132,7 @@ _DEFAULT_WARPS = 4.0
 _REG_BASE = 32
 
 
-@dataclass(frozen=True)
-class Occupancy:
-    """How many programs one core runs at a time (the profile's ``occupancy``).
-
-    ``None`` means "no such limit". A profile without the block runs one
-    program per core at a time with every warp count issuing at full rate,
-    which is the Ascend execution model.
-    """
-
-    max_programs_per_core: int = 1
-    max_warps_per_core: float | None = None
-    threads_per_warp: float = 32.0
-    registers_per_core: float | None = None
-    max_registers_per_thread: float | None = None
-    issue_units: float | None = None  # warp schedulers per core; None = one program fills the core
-    pipeline_option: str = "multibuffer"  # "num_stages" | "multibuffer" | "none"
-
-
-_OCC_LOCK = threading.Lock()
-_OCC_CACHE: dict[str, Occupancy] = {}
+_RATE_LOCK = threading.Lock()
 
 
 _RATE_CACHE: dict[str, dict[str, float]] = {}
@@ -163,49 +144,9 @@ def _core_matrix_rates(profile: HardwareProfile) -> dict[str, float]:
     hit = _RATE_CACHE.get(profile.digest)
     if hit is None:
         hit = {d: profile.effective_matrix_tflops(d) * 1e6 / profile.matrix_cores for d in MATRIX_DTYPES}
-        with _OCC_LOCK:
+        with _RATE_LOCK:
             _RATE_CACHE[profile.digest] = hit
     return hit
-
-
-def profile_occupancy(profile: HardwareProfile) -> Occupancy:
-    """The profile's ``occupancy`` block as an ``Occupancy`` (cached by the
-    profile's digest, which covers the block); the one-program-per-core
-    default when the profile carries none."""
-    hit = _OCC_CACHE.get(profile.digest)  # a dict read needs no lock
-    if hit is not None:
-        return hit
-    occ = occupancy_from_dict(dict(profile.occupancy))
-    with _OCC_LOCK:
-        _OCC_CACHE[profile.digest] = occ
-    return occ
-
-
-def occupancy_from_dict(raw: dict) -> Occupancy:
-    """Build an ``Occupancy`` from a profile's ``occupancy`` object; a bad
-    value raises ``ValueError`` naming it."""
-
-    def pos(key: str, default):
-        v = raw.get(key, default)
-        if v is None:
-            return None
-        if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v) or v <= 0:
-            raise ValueError(f"occupancy.{key} must be a positive number or null, got {v!r}")
-        return float(v)
-
-    mp = pos("max_programs_per_core", 1)
-    opt = raw.get("pipeline_option", "multibuffer")
-    if opt not in ("num_stages", "multibuffer", "none"):
-        raise ValueError(f"occupancy.pipeline_option must be num_stages, multibuffer or none, got {opt!r}")
-    return Occupancy(
-        max_programs_per_core=int(mp or 1),
-        max_warps_per_core=pos("max_warps_per_core", None),
-        threads_per_warp=pos("threads_per_warp", 32.0) or 32.0,
-        registers_per_core=pos("registers_per_core", None),
-        max_registers_per_thread=pos("max_registers_per_thread", None),
-        issue_units=pos("issue_units", None),
-        pipeline_option=opt,
-    )
 
 
 @dataclass(frozen=True)
@@ -315,7 +256,7 @@ def analytic_breakdown(features: FeatureVector, profile: HardwareProfile) -> Ana
         return _get(values, name)
 
     clock = profile.clock_mhz  # cycles per µs
-    occ = profile_occupancy(profile)
+    occ = profile.occupancy
 
     programs = g("programs")
     if programs < 1:

@@ -140,9 +140,9 @@ def derived_inputs(features, profile) -> np.ndarray:
     fill = stage_bytes / local if local > 0 else 0.0
     fit_local = min(64.0, math.floor(1.0 / fill)) if fill > 0 else 64.0
     bw = float(profile.effective_bandwidth_gbs) * 1e3  # bytes per µs
-    occ = profile.occupancy or {}
-    max_warps = float(occ.get("max_warps_per_core") or 0.0)
-    max_regs = float(occ.get("max_registers_per_thread") or 0.0)
+    occ = profile.occupancy
+    max_warps = float(occ.max_warps_per_core or 0.0)
+    max_regs = float(occ.max_registers_per_thread or 0.0)
     dot_us = 0.0
     for dtype, feat in (("fp16", "dot_flops_f16"), ("fp32", "dot_flops_f32"), ("fp8", "dot_flops_f8"),
                         ("int8", "dot_flops_int")):

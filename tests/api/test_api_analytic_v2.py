@@ -11,14 +11,9 @@ from pathlib import Path
 import pytest
 
 from learned_cost.features.schema import FeatureVector
-from learned_cost.hardware import load_profile, profile_from_dict
+from learned_cost.hardware import Occupancy, ProfileError, load_profile, occupancy_from_dict, profile_from_dict
 from learned_cost.models import analytic_breakdown, analytic_latency_us
-from learned_cost.models.analytic import (
-    ANALYTIC_VERSION,
-    AnalyticModel,
-    occupancy_from_dict,
-    profile_occupancy,
-)
+from learned_cost.models.analytic import ANALYTIC_VERSION, AnalyticModel
 
 
 def vec(**values) -> FeatureVector:
@@ -44,7 +39,8 @@ def test_version_and_digest():
 
 
 def test_h200_occupancy_is_the_published_one():
-    occ = profile_occupancy(load_profile("h200"))
+    occ = load_profile("h200").occupancy
+    assert isinstance(occ, Occupancy)
     assert occ.max_programs_per_core == 32 and occ.max_warps_per_core == 64
     assert occ.registers_per_core == 65536 and occ.max_registers_per_thread == 255
     assert occ.issue_units == 4 and occ.pipeline_option == "num_stages"
@@ -73,8 +69,7 @@ def test_occupancy_block_travels_with_a_profile_built_from_a_mapping():
     shipped = load_profile("h200")
     raw = json.loads(Path(shipped.path).read_text())
     p = profile_from_dict(raw)  # no file behind it
-    assert p.occupancy == shipped.occupancy and p.occupancy
-    assert profile_occupancy(p) == profile_occupancy(shipped)
+    assert p.occupancy == shipped.occupancy and p.occupancy != Occupancy()
     assert analytic_breakdown(vec(programs=5000), p).concurrency > 1
 
 
@@ -160,8 +155,13 @@ def test_gpu_core_bandwidth_is_its_fair_share():
 @pytest.mark.parametrize("bad", [{"max_programs_per_core": 0}, {"issue_units": -1}, {"max_warps_per_core": "many"},
                                  {"pipeline_option": "stages"}, {"registers_per_core": math.nan}])
 def test_bad_occupancy_block_names_the_value(bad):
-    with pytest.raises(ValueError, match=next(iter(bad))):
+    with pytest.raises(ProfileError, match=next(iter(bad))):
         occupancy_from_dict(bad)
+    # checked once, when the profile is read
+    raw = json.loads(Path(load_profile("h200").path).read_text())
+    raw["occupancy"] = bad
+    with pytest.raises(ProfileError, match=f"occupancy.{next(iter(bad))}"):
+        profile_from_dict(raw)
 
 
 def test_breakdown_terms_compose():

@@ -18,7 +18,7 @@ from learned_cost.hardware import (
     profile_from_dict,
     resolve_hardware,
 )
-from learned_cost.hardware import profile as profile_mod
+from learned_cost.hardware import resolve as resolve_mod
 
 
 def test_shipped_profiles_validate_against_schema():
@@ -103,11 +103,11 @@ def test_default_from_env_and_detection(monkeypatch):
     with pytest.raises(UnknownHardwareError, match="nonsense"):
         resolve_hardware()
     monkeypatch.delenv("LEARNED_COST_HARDWARE")
-    monkeypatch.setattr(profile_mod, "_DEFAULT", [])
-    monkeypatch.setattr(profile_mod, "ascend_installed", lambda: True)
+    monkeypatch.setattr(resolve_mod, "_DEFAULT", [])
+    monkeypatch.setattr(resolve_mod, "ascend_installed", lambda: True)
     assert default_hardware_name() == "ascend_910b"
-    monkeypatch.setattr(profile_mod, "_DEFAULT", [])
-    monkeypatch.setattr(profile_mod, "ascend_installed", lambda: False)
+    monkeypatch.setattr(resolve_mod, "_DEFAULT", [])
+    monkeypatch.setattr(resolve_mod, "ascend_installed", lambda: False)
     assert default_hardware_name() == "h200"
 
 
