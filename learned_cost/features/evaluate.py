@@ -45,6 +45,7 @@ Rules for what cannot be known statically (documented in ``extract``):
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 from ..ttir.ir import (
     Block,
@@ -148,7 +149,15 @@ class Evaluation:
     warnings: list[str] = field(default_factory=list)
 
 
-# ---------------------------------------------------------------- types
+# ---------------------------------------------------------------- records
+
+
+class _Mark(NamedTuple):
+    """The evaluation's state at one point of an ``scf.while`` walk, so that
+    what each region added can be rescaled by the trip count afterwards."""
+
+    counts: dict  # a copy of the counters
+    accesses: int  # how many accesses were recorded
 
 
 # ---------------------------------------------------------------- evaluation
@@ -750,13 +759,13 @@ class Evaluator:
         tainted = any(o in fr.taint for o in ops)
         jname = f"j{self.nsym}"
         self.nsym += 1
-        marks = [(dict(self.c), len(self.out.accesses))]
+        marks = [_Mark(dict(self.c), len(self.out.accesses))]
         carries = []
         cond = None
         forwarded: list = []
         for ri, region in enumerate(op.regions[:2]):
             if not region.blocks:
-                marks.append((dict(self.c), len(self.out.accesses)))
+                marks.append(_Mark(dict(self.c), len(self.out.accesses)))
                 continue
             block = region.blocks[0]
             for k, key in enumerate(fr.fi.bargs.get(id(block), ())):
@@ -782,7 +791,7 @@ class Evaluator:
                     for cname, delta in zip(names, deltas):
                         if delta is not None:
                             self.out.aliases[cname] = S.scale(S.sym(jname), delta)
-            marks.append((dict(self.c), len(self.out.accesses)))
+            marks.append(_Mark(dict(self.c), len(self.out.accesses)))
         trips, exact = self._while_trips(cond, jname)
         if trips is None:
             trips = UNRESOLVED_LOOP_TRIPS
@@ -833,20 +842,20 @@ class Evaluator:
             return None, False
         return best, exact
 
-    def _rescale(self, marks: list, factors: list) -> None:
+    def _rescale(self, marks: list[_Mark], factors: list) -> None:
         """Scale what each walked region added to the additive counters and to
         the recorded accesses by its factor (marks: state before each region
         and after the last)."""
         final = dict(self.c)
-        base = marks[0][0]
+        base = marks[0].counts
         for key in _ADDITIVE:
             total = base[key]
-            for (before, _), (after, _), f in zip(marks, marks[1:], factors):
-                total += (after[key] - before[key]) * f
+            for before, after, f in zip(marks, marks[1:], factors):
+                total += (after.counts[key] - before.counts[key]) * f
             final[key] = total
         self.c.update(final)
-        for (_, lo), (_, hi), f in zip(marks, marks[1:], factors):
-            for acc in self.out.accesses[lo:hi]:
+        for before, after, f in zip(marks, marks[1:], factors):
+            for acc in self.out.accesses[before.accesses:after.accesses]:
                 acc.weight *= f
 
     def _call_op(self, fr: _Frame, op: Operation, mults: list, depth: int) -> None:
