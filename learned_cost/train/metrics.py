@@ -11,7 +11,7 @@ neither the luck nor the bad luck of how the rows happen to be stored. With
 that rule the random-k baseline is simply a constant score, and its figures
 are exact expectations (no sampling).
 
-Metrics (see DESIGN.md "Metrics"):
+Metrics (the report states the same definitions):
 
 * regret@k: expected min true latency among the model's top-k configs,
   divided by the group's true best (1.0 = perfect; dimensionless).

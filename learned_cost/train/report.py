@@ -146,7 +146,7 @@ def write_report(res: EvaluationResult, out: str | Path, command: str = "", data
           + ", ".join(res.families) + ".", ""]
     if data_note:
         L += [data_note, ""]
-    L += [("Metrics (see DESIGN.md): regret@k = best measured latency among the model's top-k configs of a group "
+    L += [("Metrics: regret@k = best measured latency among the model's top-k configs of a group "
           "divided by the group's best (1.0 is perfect); k = 1 and k = ceil(25 % of the group). "
           "2%-hit@25% = share of groups whose top 25 % holds a config within 2 % of the best. "
           "τ = Kendall τ-b between predicted and measured latency within a group. MAPE over rows. "
