@@ -38,9 +38,12 @@ DEFAULT_MAXSIZE = 65536
 ENTRY_BYTES = 240  # one memory entry: 64-character key string, float, tuple, dict slot
 
 
-def canonical_json(value: Any) -> str:
-    """Compact JSON with sorted keys; tuples as lists. Used in cache keys."""
-    return json.dumps(value, sort_keys=True, separators=(",", ":"), default=str)
+def canonical_json(value: Any, *, strict: bool = False) -> str:
+    """Compact JSON with sorted keys; tuples as lists. Cache keys use it
+    lenient (a value JSON cannot write is written as its ``str``); the
+    collector's row keys and config orders use it ``strict`` (such a value
+    raises TypeError: a row key must never depend on an object's str)."""
+    return json.dumps(value, sort_keys=True, separators=(",", ":"), default=None if strict else str)
 
 
 def prediction_key(

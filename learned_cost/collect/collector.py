@@ -28,7 +28,8 @@ from ..safe_io import atomic_write
 from ..ttir.normalize import strip_locations, ttir_digest
 from .bindings import arg_bindings
 from .devices import Device
-from .family import Family, Launch, canonical_json
+from ..cache import canonical_json
+from .family import Family, Launch
 from .plan import GroupPlan, WorkItem, make_plan
 
 # CUDA errors after which the context is unusable: stop the run.
@@ -105,8 +106,8 @@ def _spec(v: Any) -> Any:
 def compile_key(family: str, launch: Launch, config: dict) -> str:
     spec = [_spec(a) for a in launch.args]
     return canonical_json(
-        [family, spec, {k: v for k, v in launch.constexprs.items()}, config.get("num_warps"), config.get("num_stages")]
-    )
+        [family, spec, {k: v for k, v in launch.constexprs.items()}, config.get("num_warps"), config.get("num_stages")],
+        strict=True)
 
 
 def launch_options(config: dict) -> dict:
@@ -422,14 +423,14 @@ class Collector(StoreWriter):
             "family": g.family.name,
             "kernel": g.family.kernel.__name__ if hasattr(g.family.kernel, "__name__") else str(g.family.kernel),
             "group": g.group,
-            "shape": canonical_json(g.shape),
+            "shape": canonical_json(g.shape, strict=True),
             "dtype": g.dtype,
-            "config": canonical_json(it.config),
+            "config": canonical_json(it.config, strict=True),
             "ttir_digest": "",
             "ttir_raw_digest": "",
             "arg_bindings": "",
             "grid": "",
-            "options": canonical_json(launch_options(dict(it.config))),
+            "options": canonical_json(launch_options(dict(it.config)), strict=True),
             "status": "ok",
             "error": "",
             "latency_us": math.nan,

@@ -10,10 +10,11 @@ from __future__ import annotations
 
 import hashlib
 import itertools
-import json
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
+
+from ..cache import canonical_json
 
 Shape = Mapping[str, Any]
 Config = Mapping[str, Any]
@@ -73,7 +74,7 @@ class Family:
         cap = self.max_configs if limit is None else min(limit, self.max_configs)
         if len(valid) <= cap:
             return valid
-        rank = sorted(range(len(valid)), key=lambda i: hashlib.sha256(canonical_json(valid[i]).encode()).hexdigest())
+        rank = sorted(range(len(valid)), key=lambda i: hashlib.sha256(canonical_json(valid[i], strict=True).encode()).hexdigest())
         keep = sorted(rank[:cap])
         return [valid[i] for i in keep]
 
@@ -81,10 +82,6 @@ class Family:
 def shape_id(shape: Shape) -> str:
     """Stable short id of a shape, e.g. ``M1024-N4096``."""
     return "-".join(f"{k}{v}" for k, v in shape.items())
-
-
-def canonical_json(obj: Any) -> str:
-    return json.dumps(obj, sort_keys=True, separators=(",", ":"))
 
 
 def product(space: Mapping[str, Sequence[Any]]) -> Iterable[dict]:

@@ -7,7 +7,8 @@ import hashlib
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
-from .family import Family, canonical_json, shape_id
+from ..cache import canonical_json
+from .family import Family, shape_id
 
 
 @dataclass(frozen=True)
@@ -33,7 +34,7 @@ class GroupPlan:
 
 def row_key(hardware: str, family: str, shape: Mapping, dtype: str, config: Mapping) -> str:
     """Digest of (hardware, family, shape, dtype, config): the row's id."""
-    blob = canonical_json([hardware, family, dict(shape), dtype, dict(config)])
+    blob = canonical_json([hardware, family, dict(shape), dtype, dict(config)], strict=True)
     return hashlib.sha256(blob.encode()).hexdigest()[:32]
 
 

@@ -5,11 +5,11 @@ is checked here, once, and a bad one raises ``ProfileError`` naming it
 from __future__ import annotations
 
 import hashlib
-import json
 import math
 import re
 from typing import Any
 
+from ..cache import canonical_json
 from .profile import HardwareProfile, Occupancy, ProfileError, Source, is_positive
 
 
@@ -98,7 +98,7 @@ def profile_from_dict(raw: Any, path: str = "") -> HardwareProfile:
         except re.error as e:
             raise ProfileError(f"hardware profile {where}: arch pattern {p!r} is not a regular expression: {e}") from None
 
-    digest = hashlib.sha256(json.dumps(raw, sort_keys=True, separators=(",", ":")).encode()).hexdigest()[:32]
+    digest = hashlib.sha256(canonical_json(raw, strict=True).encode()).hexdigest()[:32]
     return HardwareProfile(
         name=name,
         vendor=str(need(raw, "vendor", "")),

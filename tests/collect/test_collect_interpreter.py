@@ -13,6 +13,9 @@ from pathlib import Path
 
 import pytest
 
+pytest.importorskip("torch", reason="the collector end to end needs torch (extra [collect])")
+pytest.importorskip("triton", reason="the Triton interpreter needs triton (extra [triton])")
+
 from learned_cost.dataset import ProfileStore
 
 HERE = Path(__file__).resolve().parent

@@ -43,7 +43,8 @@ from ..collector import (
     launch_options,
 )
 from ..devices import Device
-from ..family import canonical_json, next_pow2
+from ...cache import canonical_json
+from ..family import next_pow2
 from ..plan import row_key
 from .capture import BLOCK_NUMELS, Capture, bind_args, build_storages, load_kernel, load_tensors, strip_inductor_decorator
 from .grid import TILED_GRID_TYPES, launch_grid
@@ -123,7 +124,7 @@ def config_space(cap: Capture, max_configs: int = 48) -> list[dict]:
                 same_blocks.append(c)
     first = [orig] + [c for c in same_blocks if c != orig]
     rest = [c for c in all_cfgs if c not in first]
-    rest.sort(key=lambda c: hashlib.sha256((cap.capture_id + canonical_json(c)).encode()).hexdigest())
+    rest.sort(key=lambda c: hashlib.sha256((cap.capture_id + canonical_json(c, strict=True)).encode()).hexdigest())
     return (first + rest)[:max_configs]
 
 
@@ -166,7 +167,7 @@ def compile_key(cap: Capture, cfg: dict) -> str:
             spec.append((a.kind,))
     text = strip_inductor_decorator(cap.source)
     blob = json.dumps([hashlib.sha256(text.encode()).hexdigest(), spec, sorted(cap.constants.items()),
-                       canonical_json(cfg)], default=str)
+                       canonical_json(cfg, strict=True)], default=str)
     return hashlib.sha256(blob.encode()).hexdigest()[:32]
 
 
@@ -374,9 +375,9 @@ class Replayer(StoreWriter):
         return {
             "key": key, "hardware": self.hardware, "device_name": self.device_name, "family": cap.program,
             "kernel": cap.kernel_name, "group": f"inductor/{cap.program}/{cap.kernel_name}/{cap.capture_id[:8]}",
-            "shape": canonical_json(shape), "dtype": cap.dtype, "config": canonical_json(cfg),
+            "shape": canonical_json(shape, strict=True), "dtype": cap.dtype, "config": canonical_json(cfg, strict=True),
             "ttir_digest": "", "ttir_raw_digest": "", "arg_bindings": "", "grid": "",
-            "options": canonical_json({"num_warps": int(cfg["num_warps"]), "num_stages": int(cfg["num_stages"])}),
+            "options": canonical_json({"num_warps": int(cfg["num_warps"]), "num_stages": int(cfg["num_stages"])}, strict=True),
             "status": "ok", "error": "", "latency_us": math.nan, "latency_p20_us": math.nan,
             "latency_p80_us": math.nan, "reps": 0, "correct": False, "source": "inductor",
             "versions": versions, "timestamp": "",
