@@ -1,8 +1,9 @@
 """Checks of the inference families that the collector does not make: side
 outputs (split-KV decode's partial log-sum-exp, the int8 quantizer's
-scales, the router's expert ids, exactly), the split partials combined into
-full attention, empty splits, every BLOCK_N / BLOCK_M x BLOCK_G / BLOCK_T on
-a tiny shape, and top-k without renormalization. Run as a script under the
+scales, the router's expert ids, exactly, the KV-cache append's V cache),
+the split partials combined into full attention, empty splits, padding
+tokens that write nothing, every BLOCK_N / BLOCK_M x BLOCK_G / BLOCK_T /
+BLOCK_T x BLOCK_H on a tiny shape, and top-k without renormalization. Run as a script under the
 Triton interpreter (test_collect_inference.py does); prints one
 ``ok <name>`` line per check and exits non-zero on the first failure."""
 
@@ -123,8 +124,29 @@ def check_gating_ids_exact() -> None:
     print("ok gating_ids_exact")
 
 
+def check_kv_append_both_caches_and_padding() -> None:
+    fam, shape = inf.KV_CACHE_APPEND, {"T": 30, "HKV": 3, "D": 16, "PAGE": 8, "CACHE": 100}
+    torch.manual_seed(5)
+    t = fam.make_inputs(shape, "fp16", "cpu")
+    k_ref, v_ref = inf._kv_append_ref(t, shape, "k"), inf._kv_append_ref(t, shape, "v")
+    pad = t["slots"] < 0
+    assert pad.sum() == 2 and not t["k"].is_contiguous()  # views into a fused QKV output
+    for bt in (1, 2, 8, 32):
+        for bh in (1, 2, 4):
+            t["out"].zero_()
+            t["v_cache"].zero_()
+            _launch(fam, t, shape, {"BLOCK_T": bt, "BLOCK_H": bh, "num_warps": 1, "num_stages": 1}, "fp16")
+            assert torch.equal(t["out"].double(), k_ref), (bt, bh)
+            assert torch.equal(t["v_cache"].double(), v_ref), (bt, bh)
+    # exactly the mapped slots were written: (T - padding) rows per kv head
+    written = (t["out"] != 0).any(-1).sum()
+    assert written == (shape["T"] - int(pad.sum())) * shape["HKV"], written
+    print("ok kv_append_both_caches_and_padding")
+
+
 if __name__ == "__main__":
     check_splitkv_partials_and_combine()
     check_splitkv_empty_splits()
     check_quant_scales_and_every_tile()
     check_gating_ids_exact()
+    check_kv_append_both_caches_and_padding()

@@ -51,13 +51,13 @@ def test_collector_measures_and_checks_every_inference_family(tmp_path):
 def test_side_outputs_empty_splits_and_exact_integers():
     log = _python([str(HERE / "inference_side_checks.py")])
     for name in ("splitkv_partials_and_combine", "splitkv_empty_splits", "quant_scales_and_every_tile",
-                 "gating_ids_exact"):
+                 "gating_ids_exact", "kv_append_both_caches_and_padding"):
         assert f"ok {name}" in log, log
 
 
-def test_integer_outputs_are_checked_exactly():
-    assert all(v == 0.0 for v in inf.GROUP_QUANT_INT8.tolerance.values())
-    assert set(inf.GROUP_QUANT_INT8.tolerance) >= set(inf.GROUP_QUANT_INT8.dtypes)
+def test_integer_outputs_and_copies_are_checked_exactly():
+    for fam in (inf.GROUP_QUANT_INT8, inf.KV_CACHE_APPEND):
+        assert all(v == 0.0 for v in fam.tolerance.values()), fam.name
     for fam in inf.FAMILIES:
         assert set(fam.tolerance) >= set(fam.dtypes), fam.name
 
@@ -96,6 +96,8 @@ def test_stock_triton_makes_ttir_and_features_for_real_shapes(fam):
                 assert v["total_dot_flops"] > 0, stage
             else:
                 assert v["total_dot_flops"] == 0
+            if fam.name == "kv_cache_append":
+                assert v["indirect_store_ops"] > 0, stage
         if fam.name == "splitkv_decode":
             assert grid[2] == shape["SPLITS"]
 

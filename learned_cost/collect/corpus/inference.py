@@ -4,7 +4,9 @@ split-KV decode attention (flash-decoding: the sequence split over grid axis
 outputs plus their log-sum-exp written to scratch buffers), group-wise int8
 quantization of activations (absmax per group of 64 or 128 elements of a
 row, one fp32 scale per group) and a mixture-of-experts router (softmax over
-the experts, top-k selection by repeated max with the winner masked out).
+the experts, top-k selection by repeated max with the winner masked out)
+and the KV-cache append of new tokens (K and V rows stored into a paged
+cache through a slot mapping, padding tokens skipped).
 
 Kernels with several outputs write them to separate buffers; the collector
 checks the family's ``output``, the side outputs are checked by
@@ -369,4 +371,114 @@ TOPK_GATING = Family(
 )
 
 
-FAMILIES = (SPLITKV_DECODE, GROUP_QUANT_INT8, TOPK_GATING)
+# ---------------------------------------------------------------- KV-cache append
+
+
+@triton.jit
+def kv_cache_append_kernel(
+    k_ptr, v_ptr, slots_ptr, k_cache_ptr, v_cache_ptr, T, HKV,
+    stride_kt, stride_kh, stride_vt, stride_vh, stride_cb, stride_ch, stride_cp,
+    PAGE: tl.constexpr, HEAD_DIM: tl.constexpr, BLOCK_T: tl.constexpr, BLOCK_H: tl.constexpr,
+):
+    # The new tokens' K and V rows, (T, HKV, D), go to the paged caches
+    # (blocks, HKV, PAGE, D) at the slots the slot mapping gives (slot =
+    # block * PAGE + offset); a negative slot marks a padding token, which
+    # writes nothing. A program moves BLOCK_T tokens by BLOCK_H kv heads.
+    rt = tl.program_id(0) * BLOCK_T + tl.arange(0, BLOCK_T)
+    rh = tl.program_id(1) * BLOCK_H + tl.arange(0, BLOCK_H)
+    d = tl.arange(0, HEAD_DIM)
+    slot = tl.load(slots_ptr + rt, mask=rt < T, other=-1)
+    ok = (slot >= 0)[:, None, None] & (rh < HKV)[None, :, None]
+    t3 = rt[:, None, None].to(tl.int64)
+    h3 = rh[None, :, None]
+    d3 = d[None, None, :]
+    k = tl.load(k_ptr + t3 * stride_kt + h3 * stride_kh + d3, mask=ok, other=0.0)
+    v = tl.load(v_ptr + t3 * stride_vt + h3 * stride_vh + d3, mask=ok, other=0.0)
+    dst = ((slot // PAGE) * stride_cb + (slot % PAGE) * stride_cp)[:, None, None] + h3 * stride_ch + d3
+    tl.store(k_cache_ptr + dst, k, mask=ok)
+    tl.store(v_cache_ptr + dst, v, mask=ok)
+
+
+def _kv_blocks(shape):
+    """Cache blocks: room for CACHE tokens (at least the new ones)."""
+    return cdiv(max(shape["CACHE"], shape["T"]), shape["PAGE"])
+
+
+def _kv_append_inputs(shape, dtype, device):
+    t, hkv, dim, page = shape["T"], shape["HKV"], shape["D"], shape["PAGE"]
+    blocks = _kv_blocks(shape)
+    if device == "meta":
+        slots = torch.empty((t,), dtype=torch.int64, device="meta")
+    else:
+        # distinct slots scattered over the cache; every 13th token is padding
+        slots = torch.randperm(blocks * page, device=device)[:t]
+        slots[12::13] = -1
+    # new K/V are views into a fused QKV projection's output (4 query heads
+    # per kv head), as in serving
+    qkv = randn((t, 6 * hkv * dim), dtype, device)
+    return {
+        "k": qkv[:, 4 * hkv * dim:5 * hkv * dim].unflatten(1, (hkv, dim)),
+        "v": qkv[:, 5 * hkv * dim:].unflatten(1, (hkv, dim)),
+        "slots": slots,
+        "out": empty((blocks, hkv, page, dim), dtype, device),
+        "v_cache": empty((blocks, hkv, page, dim), dtype, device),
+    }
+
+
+def _kv_append_ref(t, s, which="k"):
+    """The cache after the append, from an all-zero cache (float64)."""
+    cache = torch.zeros(t["out"].shape, dtype=torch.float64, device=t["out"].device)
+    slots = t["slots"]
+    keep = slots >= 0
+    sl = slots[keep]
+    cache[sl // s["PAGE"], :, sl % s["PAGE"]] = t[which][keep].double()
+    return cache
+
+
+def _kv_append_configs(shape, dtype):
+    out = []
+    for c in product({"BLOCK_T": (1, 2, 4, 8, 16, 32), "BLOCK_H": (1, 2, 4, 8), "num_warps": (1, 2, 4, 8, 16),
+                      "num_stages": (1,)}):
+        per_thread = c["BLOCK_T"] * c["BLOCK_H"] * shape["D"] / (32 * c["num_warps"])
+        if not 1 <= per_thread <= 32 or c["BLOCK_H"] > next_pow2(shape["HKV"]) or c["BLOCK_T"] > 2 * shape["T"]:
+            continue
+        out.append(c)
+    return out
+
+
+def _kv_append_launch(t, s, c, d):
+    k, v, kc = t["k"], t["v"], t["out"]
+    return Launch(
+        (k, v, t["slots"], kc, t["v_cache"], s["T"], s["HKV"], k.stride(0), k.stride(1), v.stride(0), v.stride(1),
+         kc.stride(0), kc.stride(1), kc.stride(2)),
+        {"PAGE": s["PAGE"], "HEAD_DIM": s["D"], "BLOCK_T": c["BLOCK_T"], "BLOCK_H": c["BLOCK_H"]},
+        (cdiv(s["T"], c["BLOCK_T"]), cdiv(s["HKV"], c["BLOCK_H"]), 1),
+    )
+
+
+KV_CACHE_APPEND = Family(
+    name="kv_cache_append",
+    tiny={"T": 30, "HKV": 3, "D": 16, "PAGE": 8, "CACHE": 100},
+    kernel=kv_cache_append_kernel,
+    dtypes=HALF_DTYPES,
+    shapes=tuple(
+        {"T": t, "HKV": h, "D": dim, "PAGE": page, "CACHE": cache}
+        for t, h, dim, page, cache in (
+            (16, 8, 128, 16, 65536), (256, 8, 128, 16, 262144), (4096, 8, 128, 16, 262144),
+            (8192, 8, 128, 16, 65536), (1000, 4, 128, 32, 32768), (2048, 32, 128, 16, 32768),
+            (64, 1, 256, 16, 16384), (512, 16, 64, 64, 131072), (16384, 8, 64, 16, 65536),
+            (3000, 2, 128, 16, 65536), (128, 40, 128, 16, 65536), (32768, 4, 128, 16, 65536),
+        )
+    ),
+    configs=_kv_append_configs,
+    make_inputs=_kv_append_inputs,
+    launch=_kv_append_launch,
+    reference=lambda t, s, d: _kv_append_ref(t, s),
+    tolerance={"fp16": 0.0, "bf16": 0.0},
+    # slots outside the mapping keep the cache's old contents: start from zeros
+    init_output="zero",
+    max_configs=40,
+)
+
+
+FAMILIES = (SPLITKV_DECODE, GROUP_QUANT_INT8, TOPK_GATING, KV_CACHE_APPEND)
