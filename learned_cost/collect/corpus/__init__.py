@@ -7,10 +7,12 @@ Importing this package imports triton and torch (the kernels are
 from __future__ import annotations
 
 from ..family import Family
-from . import elementwise, fused, inference, library, matmul, memory, patterns, rowwise
+from . import backward, elementwise, fused, inference, library, matmul, memory, patterns, rowwise
 
 FAMILIES: dict[str, Family] = {
-    f.name: f for mod in (elementwise, rowwise, matmul, memory, fused, patterns, library, inference) for f in mod.FAMILIES
+    f.name: f
+    for mod in (elementwise, rowwise, matmul, memory, fused, patterns, library, inference, backward)
+    for f in mod.FAMILIES
 }
 
 
