@@ -6,77 +6,32 @@ extracted from it, plans of sensible size."""
 from __future__ import annotations
 
 import math
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
-from learned_cost.dataset import ProfileStore
-
 HERE = Path(__file__).resolve().parent
-ROOT = HERE.parents[1]
 
 lib = pytest.importorskip("learned_cost.collect.corpus.library")
 NAMES = [f.name for f in lib.FAMILIES]
 DOT_FAMILIES = {"blockptr_matmul", "persistent_matmul", "moe_gemm"}
 
 
-def _python(args, timeout=240):
-    env = dict(os.environ, PYTHONPATH=str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", ""))
-    env.pop("TRITON_INTERPRET", None)
-    p = subprocess.run([sys.executable, *args], check=False, env=env, capture_output=True, text=True,
-                       timeout=timeout, cwd=ROOT)
-    assert p.returncode == 0, p.stdout + p.stderr
-    return p.stdout + p.stderr
+def test_collector_measures_and_checks_every_library_family(tmp_path, corpus_checks):
+    corpus_checks.measure_tiny(lib.FAMILIES, tmp_path / "store", max_configs=2)
 
 
-def test_collector_measures_and_checks_every_library_family(tmp_path):
-    out = tmp_path / "store"
-    log = _python(["-m", "learned_cost.collect", "--device", "interpreter", "--tiny", "--dtypes", "fp16,fp32",
-                   "--no-progress", "--jobs", "1", "--max-configs", "2", "--out", str(out),
-                   "--families", ",".join(NAMES)])
-    rows = ProfileStore(out).load_rows()
-    # bf16 does not compute right in the interpreter: fp16 and fp32 only
-    want = {f"{f.name}/{'-'.join(f'{k}{v}' for k, v in f.tiny.items())}/{d}"
-            for f in lib.FAMILIES for d in f.dtypes if d in ("fp16", "fp32")}
-    assert set(rows["group"]) == want, log
-    bad = rows[rows["status"] != "ok"]
-    assert bad.empty, bad[["group", "config", "status", "error"]].to_string()
-    assert rows["correct"].all() and (rows["latency_us"] > 0).all()
-    assert (rows.groupby("group").size() == 2).all()
-    assert (rows["ttir_digest"] != "").all()
-
-
-def test_side_outputs_in_place_gradient_and_multi_tile_programs():
-    log = _python([str(HERE / "library_side_checks.py")])
+def test_side_outputs_in_place_gradient_and_multi_tile_programs(corpus_checks):
+    log = corpus_checks.python([str(HERE / "library_side_checks.py")])
     for name in ("cross_entropy_in_place", "layernorm_partials", "persistent_several_tiles", "moe_every_block_m"):
         assert f"ok {name}" in log, log
 
 
-def _ttir_and_features(fam, shape, dtype):
-    from learned_cost.collect.bindings import arg_bindings
-    from learned_cost.collect.collector import _param_names, launch_options
-    from learned_cost.collect.ttir_gen import generate_ttir
-    from learned_cost.features import extract_features
-
-    cfg = fam.group_configs(shape, dtype)[0]
-    launch = fam.launch(fam.make_inputs(shape, dtype, "meta"), shape, cfg, dtype)
-    texts = generate_ttir(fam.kernel, launch.args, launch.constexprs, launch_options(cfg))
-    bindings = arg_bindings(_param_names(fam.kernel), launch.args, texts.optimized)
-    feats = {
-        stage: extract_features(text, bindings=bindings, grid=launch.grid, options=launch_options(cfg), cores=132)
-        for stage, text in (("raw", texts.raw), ("optimized", texts.optimized))
-    }
-    return texts, launch, feats
-
-
 @pytest.mark.parametrize("fam", lib.FAMILIES, ids=NAMES)
-def test_stock_triton_makes_ttir_and_features_for_real_shapes(fam):
+def test_stock_triton_makes_ttir_and_features_for_real_shapes(fam, corpus_checks):
     dtype = fam.dtypes[0]
     for shape in (fam.shapes[0], fam.shapes[-1]):
-        texts, launch, feats = _ttir_and_features(fam, shape, dtype)
+        texts, launch, feats = corpus_checks.ttir_and_features(fam, shape, dtype)
         assert "tt.func public" in texts.optimized and fam.kernel.__name__ in texts.optimized
         grid = launch.grid
         for stage, fv in feats.items():
@@ -114,7 +69,7 @@ def test_every_group_has_a_real_choice_of_launch_options(fam):
                 assert all(dot_tile_fits(c, shape, dtype) for c in cfgs)
 
 
-def test_list_names_the_library_families(tmp_path):
-    log = _python(["-m", "learned_cost.collect", "--out", str(tmp_path / "x"), "--list"], timeout=120)
+def test_list_names_the_library_families(tmp_path, corpus_checks):
+    log = corpus_checks.python(["-m", "learned_cost.collect", "--out", str(tmp_path / "x"), "--list"], timeout=120)
     for name in NAMES:
         assert any(line.split()[0] == name and "groups=" in line for line in log.splitlines()), name
