@@ -94,19 +94,7 @@ class AdaptiveHook(ConfigPruner):
     # ----------------------------------------------------- early_config_prune
     def __call__(self, configs: Sequence[Any], named_args: Mapping[str, Any], **kwargs: Any) -> list:
         pm = self._pm
-        if pm._describer is None:
-            pm._find_kernel()
-        d = pm._describer
-        assert d is not None
-        grid = kwargs.get("grid")
-        launch_kwargs = {k: v for k, v in kwargs.items() if k not in ("grid", "warmup")}
-        launches = []
-        for cfg in configs:
-            try:
-                launches.append(d.describe([], {**named_args, **launch_kwargs}, cfg.all_kwargs(),
-                                           grid if grid is not None else (1,)))
-            except Exception:  # noqa: BLE001 - no TTIR: unpredicted, ranks last
-                launches.append(None)
+        launches = pm.describe_configs(configs, named_args, kwargs)
         raw: list = []
         preds = predict_launches(launches, pm.predictor, pm.hardware or default_hardware(), raw=raw)
         groups = [la.equivalence_key() if la is not None else ("no-ttir", i) for i, la in enumerate(launches)]

@@ -233,6 +233,26 @@ class PerfModel:
             del frame
         raise RuntimeError("perf_model: no kernel bound and no calling Autotuner found; call .bind(kernel)")
 
+    def describe_configs(self, configs: Sequence[Any], named_args: Mapping[str, Any],
+                         launch_kwargs: Mapping[str, Any]) -> list[LaunchIR | None]:
+        """The launch of each config (an ``early_config_prune``'s arguments:
+        the configs, the kernel's named arguments, the launch keywords); None
+        where no TTIR could be built (unpredicted: it ranks last)."""
+        if self._describer is None:
+            self._find_kernel()
+        d = self._describer
+        assert d is not None
+        grid = launch_kwargs.get("grid")
+        rest = {k: v for k, v in launch_kwargs.items() if k not in ("grid", "warmup")}
+        launches: list[LaunchIR | None] = []
+        for cfg in configs:
+            try:
+                launches.append(d.describe([], {**named_args, **rest}, cfg.all_kwargs(),
+                                           grid if grid is not None else (1,)))
+            except Exception:  # noqa: BLE001 - no TTIR: unpredicted, ranks last
+                launches.append(None)
+        return launches
+
     def __call__(self, **kwargs: Any) -> float:
         if self._describer is None:
             self._find_kernel()
@@ -307,19 +327,7 @@ class ConfigPruner:
         from .prune import plan_pruning
 
         pm = self._pm
-        if pm._describer is None:
-            pm._find_kernel()
-        d = pm._describer
-        assert d is not None
-        grid = kwargs.get("grid")
-        launch_kwargs = {k: v for k, v in kwargs.items() if k not in ("grid", "warmup")}
-        launches: list[LaunchIR | None] = []
-        for cfg in configs:
-            try:
-                launches.append(d.describe([], {**named_args, **launch_kwargs}, cfg.all_kwargs(),
-                                           grid if grid is not None else (1,)))
-            except Exception:  # noqa: BLE001 - no TTIR: unpredicted, ranks last
-                launches.append(None)
+        launches = pm.describe_configs(configs, named_args, kwargs)
         preds = predict_launches(launches, pm.predictor, pm.hardware or default_hardware())
         groups = [la.equivalence_key() if la is not None else ("no-ttir", i) for i, la in enumerate(launches)]
         descriptors = [{k: v for k, v in c.all_kwargs().items() if v is not None} for c in configs]
