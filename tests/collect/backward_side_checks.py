@@ -13,20 +13,9 @@ Device("interpreter").setup()  # before triton loads: turns the interpreter on
 
 import torch  # noqa: E402
 
-from learned_cost.collect.collector import relative_error  # noqa: E402
+from side_checks_common import close as _close, launch as _launch  # noqa: E402
+
 from learned_cost.collect.corpus import backward as bwd  # noqa: E402
-
-
-def _launch(fam, inputs, shape, config, dtype):
-    ln = fam.launch(inputs, shape, config, dtype)
-    fam.kernel[ln.grid](*ln.args, **dict(ln.constexprs), num_warps=config["num_warps"],
-                        num_stages=config["num_stages"])
-    return ln
-
-
-def _close(got, want, tol, what):
-    err = relative_error(got, want)
-    assert err <= tol, f"{what}: relative error {err:.3g} > {tol:g}"
 
 
 def check_rmsnorm_partials() -> None:
