@@ -122,7 +122,11 @@ class Dev:
             return [med] * len(quantiles) if quantiles else med
         from triton.testing import do_bench
 
-        return do_bench(fn, quantiles=quantiles) if quantiles else do_bench(fn)
+        if not quantiles:
+            return do_bench(fn)
+        # do_bench returns a bare float when asked for a single quantile
+        r = do_bench(fn, quantiles=quantiles)
+        return list(r) if isinstance(r, (list, tuple)) else [r]
 
 
 def alloc_meta(shape, dtype):
