@@ -148,9 +148,9 @@ class ProfileStore:
         return pd.concat([pq.read_table(f).to_pandas() for f in files], ignore_index=True)
 
     def load_rows(self) -> pd.DataFrame:
-        """All rows, duplicates by ``key`` resolved to the last written."""
-        df = self._read("rows", ROW_SCHEMA)
-        return df.drop_duplicates("key", keep="last").reset_index(drop=True)
+        """All rows, duplicates by ``key`` resolved to the last measured
+        (latest ``timestamp``; among equal ones, the last written)."""
+        return _latest_per_key(self._read("rows", ROW_SCHEMA))
 
     def load_ttir(self) -> dict[str, str]:
         """{digest: TTIR text} of every stored text."""
@@ -164,10 +164,32 @@ class ProfileStore:
             out.update(pq.read_table(f, columns=["ttir_digest"]).column(0).to_pylist())
         return out
 
-    def done_keys(self) -> set[str]:
-        """Keys already recorded (ok or failed): a resumed run skips them."""
+    def done_keys(self, retry_statuses: Iterable[str] = ()) -> set[str]:
+        """Keys already recorded (ok or failed): a resumed run skips them.
+        Keys whose last recorded status is in ``retry_statuses`` (e.g.
+        ``wrong_result`` after a reference's tolerance was corrected) are
+        left out, so they are measured again; the new row supersedes the old
+        one in ``load_rows`` (last written wins)."""
         files = sorted(self.root.glob("rows-*.parquet")) if self.root.exists() else []
-        out: set[str] = set()
-        for f in files:
-            out.update(pq.read_table(f, columns=["key"]).column(0).to_pylist())
-        return out
+        retry = set(retry_statuses)
+        if not retry:
+            out: set[str] = set()
+            for f in files:
+                out.update(pq.read_table(f, columns=["key"]).column(0).to_pylist())
+            return out
+        if not files:
+            return set()
+        df = _latest_per_key(pd.concat(
+            [pq.read_table(f, columns=["key", "status", "timestamp"]).to_pandas() for f in files],
+            ignore_index=True))
+        return set(df.loc[~df["status"].isin(retry), "key"])
+
+
+def _latest_per_key(df: pd.DataFrame) -> pd.DataFrame:
+    """One row per ``key``: the last measured (latest ``timestamp``; among
+    equal or missing ones, the last written)."""
+    if df["key"].duplicated().any() and "timestamp" in df.columns:
+        ts = pd.to_datetime(df["timestamp"], errors="coerce", utc=True, format="ISO8601")
+        df = (df.assign(_measured=ts).sort_values("_measured", kind="mergesort", na_position="first")
+              .drop(columns="_measured"))
+    return df.drop_duplicates("key", keep="last").reset_index(drop=True)

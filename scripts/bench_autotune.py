@@ -662,6 +662,8 @@ def main(argv=None) -> int:
     p.add_argument("--interpret", action="store_true", help="run under TRITON_INTERPRET=1 on the CPU (tests)")
     p.add_argument("--dry-run", action="store_true", help="CPU only: TTIR and predictions, no tuning")
     p.add_argument("--compile-check", action="store_true", help="CPU only: compile every config for sm_90")
+    p.add_argument("--allow-analytic", action="store_true",
+                   help="run even when the learned model cannot load (the table then says 'cost model: analytic')")
     p.add_argument("--replay", default="", help="re-rank a device run's cases.jsonl with the local cost model")
     args = p.parse_args(argv)
     if args.top_k >= 1:
@@ -700,7 +702,18 @@ def main(argv=None) -> int:
         "started": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
         "unseen_families": {f.name: f.why for f in FAMILIES if f.unseen},
     }
-    meta["setup_s"] = warm_process(dev, cache_root, predictor)
+    import warnings
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        meta["setup_s"] = warm_process(dev, cache_root, predictor)
+    if not dev.interpret and "learned" not in predictor.models and not args.allow_analytic:
+        # a benchmark of the learned model that silently ran the analytic one
+        # would report the wrong model's figures
+        why = "; ".join(str(w.message) for w in caught)[:400] or "no warning"
+        print(f"the learned model did not answer (models: {sorted(predictor.models)}; {why}); "
+              "install lightgbm (e.g. carry its wheel) or pass --allow-analytic", file=sys.stderr)
+        return 2
     rows: list[dict] = []
     summary: dict = {}
     # measured / estimated seconds of the cases so far: corrects the estimates

@@ -18,6 +18,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--out", type=Path, required=True, help="profile store directory to write chunks into")
     p.add_argument("--skip-from", type=Path, action="append", default=[],
                    help="other profile store(s) whose keys count as done (repeatable)")
+    p.add_argument("--retry-status", action="append", default=[], metavar="STATUS",
+                   help="measure again the stored keys whose last status is STATUS, e.g. wrong_result "
+                        "after a reference tolerance was corrected (repeatable)")
     p.add_argument("--export-dir", type=Path, default=None,
                    help="also consolidate the store into rows-/ttir-<tag>.parquet here, every --export-seconds and at the end")
     p.add_argument("--export-tag", default="", help="name part of the consolidated files (default: hardware name)")
@@ -54,7 +57,8 @@ def run(args: argparse.Namespace) -> int:
     if args.list:
         return _list(args)
     opts = CollectOptions(
-        device=args.device, out=args.out, skip_from=args.skip_from, export_dir=args.export_dir,
+        device=args.device, out=args.out, skip_from=args.skip_from, retry_statuses=tuple(args.retry_status),
+        export_dir=args.export_dir,
         export_tag=args.export_tag, families=_split(args.families), dtypes=_split(args.dtypes),
         max_shapes=args.max_shapes, tiny=args.tiny, max_configs=args.max_configs, max_rows=args.max_rows,
         deadline_s=args.deadline, jobs=args.jobs, warmup_ms=args.warmup_ms, rep_ms=args.rep_ms,

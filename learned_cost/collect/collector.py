@@ -43,6 +43,8 @@ class CollectOptions:
     device: str = "interpreter"
     out: Path = Path("profiles")
     skip_from: Sequence[Path] = ()
+    # statuses whose keys are measured again (not skipped) when found stored
+    retry_statuses: Sequence[str] = ()
     export_dir: Path | None = None
     export_tag: str = ""
     families: Sequence[str] | None = None
@@ -277,11 +279,12 @@ class StoreWriter:
     def _load_done(self) -> set[str]:
         """Keys already measured here or in ``opts.skip_from`` stores; also
         loads the TTIR digests they hold."""
-        done = self.store.done_keys()
+        retry = tuple(self.opts.retry_statuses)
+        done = self.store.done_keys(retry)
         self.ttir_known = self.store.known_digests()
         for p in self.opts.skip_from:
             other = ProfileStore(Path(p))
-            done |= other.done_keys()
+            done |= other.done_keys(retry)
             self.ttir_known |= other.known_digests()
         return done
 

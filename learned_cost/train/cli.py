@@ -97,7 +97,8 @@ def cmd_train(args) -> int:
 
 def cmd_evaluate(args) -> int:
     from .build import load_features
-    from .evaluate import SCHEMES, evaluate
+    from ..models.learned import VARIANTS
+    from .evaluate import DEFAULT_SCHEMES, DEFAULT_VARIANTS, SCHEMES, evaluate
     from .report import write_report
 
     bad = _check_data(args.data) or _check_hardware(args.hardware)
@@ -107,20 +108,27 @@ def cmd_evaluate(args) -> int:
 
     if args.model and not (Path(args.model) / MODEL_FILE).is_file():
         return _err(f"--model {args.model!r} holds no {MODEL_FILE}")
-    schemes = tuple(args.schemes.split(",")) if args.schemes else SCHEMES
+    schemes = tuple(args.schemes.split(",")) if args.schemes else DEFAULT_SCHEMES
     for s in schemes:
         if s not in SCHEMES:
             return _err(f"--schemes: unknown scheme {s!r}; expected some of {','.join(SCHEMES)}")
+    variants = VARIANTS if args.variants == "all" else (
+        tuple(args.variants.split(",")) if args.variants else DEFAULT_VARIANTS)
+    for v in variants:
+        if v not in VARIANTS:
+            return _err(f"--variants: unknown variant {v!r}; expected 'all' or some of {','.join(VARIANTS)}")
     log = (lambda *_: None) if args.quiet else (lambda m: print(m, file=sys.stderr, flush=True))
     try:
         ft, _ = load_features(args.data, args.hardware, progress=not args.quiet, cache=not args.no_cache,
                               jobs=args.jobs)
         res = evaluate(ft.table, args.hardware, _params(args), schemes=schemes,
-                       model_dir=args.model, jobs=args.jobs, log=log)
+                       model_dir=args.model, jobs=args.jobs, log=log, variants=variants)
     except (ValueError, KeyError) as e:
         return _err(str(e))
     cmd = (f"learned-cost evaluate --data {shlex.quote(args.data)} --hardware {shlex.quote(args.hardware)}"
-           + (f" --model {shlex.quote(args.model)}" if args.model else "") + f" --out {shlex.quote(args.out)}")
+           + (f" --model {shlex.quote(args.model)}" if args.model else "") + f" --out {shlex.quote(args.out)}"
+           + (f" --schemes {shlex.quote(args.schemes)}" if args.schemes else "")
+           + (f" --variants {shlex.quote(args.variants)}" if args.variants else ""))
     note = f"{len(ft.dropped)} usable rows could not be turned into features and were left out." if ft.dropped else ""
     path = write_report(res, args.out, command=cmd, data_note=note)
     for scheme, sr in res.schemes.items():
@@ -204,13 +212,18 @@ def register(subparsers) -> None:
     p.set_defaults(func=cmd_train)
 
     p = subparsers.add_parser("evaluate", help="cross-validated evaluation report",
-                              description="Leave-one-family-out and random-group CV: learned vs analytic vs "
-                                          "random-k on the same groups; writes evaluation.md and PNGs.")
+                              description="Leave-one-family-out and leave-one-source-out CV (random-group on "
+                                          "request): learned vs analytic vs random-k on the same groups; writes "
+                                          "evaluation.md and PNGs.")
     p.add_argument("--data", required=True, help="profile directory, e.g. data/h200")
     p.add_argument("--hardware", required=True, help="hardware profile name, e.g. h200")
     p.add_argument("--model", default=None, help="a trained model directory to describe in the report")
     p.add_argument("--out", required=True, help="report directory, e.g. reports/h200")
-    p.add_argument("--schemes", default=None, help="comma list of lofo,random (default both)")
+    p.add_argument("--schemes", default=None,
+                   help="comma list of lofo,source,random (default lofo,source; random-group CV is a contrast)")
+    p.add_argument("--variants", default=None,
+                   help="booster variants fitted per fold: 'all' or a comma list of log_latency,log_ratio,lambdarank "
+                        "(default log_ratio,lambdarank; the shipped one is always included)")
     _add_fit_args(p)
     p.set_defaults(func=cmd_evaluate)
 

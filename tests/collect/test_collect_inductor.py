@@ -154,6 +154,22 @@ def test_non_tiled_grids_vary_launch_options_only():
     assert len(cfgs) == len(WARPS)
 
 
+def test_dot_templates_skip_warps_that_spill_the_accumulator():
+    from learned_cost.collect.inductor.replay import MAX_DOT_ACC_PER_THREAD, dot_tile_elems
+
+    c = _by_kind("poi")
+    body = "\n    BLOCK_M : tl.constexpr = 128\n    BLOCK_N : tl.constexpr = 128\n    acc += tl.dot(a, b)\n"
+    assert dot_tile_elems(c.source) == 0
+    assert dot_tile_elems(c.source + body) == 128 * 128
+    for captured_w in (1, 8):
+        t = Capture(**{**c.__dict__, "source": c.source + body, "num_warps": captured_w,
+                       "grid_meta": {**c.grid_meta, "grid_type": "FixedGrid"}})
+        warps = {x["num_warps"] for x in config_space(t, 200)}
+        # 128x128 fp32 accumulators need 4 warps to stay at 128 per thread
+        assert warps == {4, 8, 16} | {captured_w}
+        assert 128 * 128 <= MAX_DOT_ACC_PER_THREAD * 32 * 4
+
+
 def test_grid_rules_reproduce_every_captured_grid():
     """Inductor's grid rules (through this torch) give the grid each
     captured launch used, for every capture in data/inductor."""

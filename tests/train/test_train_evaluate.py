@@ -5,7 +5,8 @@ from __future__ import annotations
 import pandas as pd
 import pytest
 
-from learned_cost.train.evaluate import acceptance, evaluate
+from learned_cost.models.learned import VARIANTS
+from learned_cost.train.evaluate import SCHEMES, acceptance, evaluate
 from learned_cost.train.fit import FitParams, family_folds, random_group_folds
 from learned_cost.train.report import _acceptance_md, write_report
 
@@ -36,7 +37,8 @@ def test_random_folds_keep_groups_whole(synthetic_table):
 def test_evaluate_and_report(synthetic_table, tmp_path):
     pytest.importorskip("learned_cost.models.analytic")
     res = evaluate(synthetic_table, "h200", FAST, random_splits=2, inner_splits=2, jobs=1,
-                   log=lambda *_: None)
+                   log=lambda *_: None, schemes=SCHEMES, variants=VARIANTS)
+    assert set(res.schemes) == {"lofo", "random"}  # one source only: no source scheme
     lofo = res.schemes["lofo"]
     # every row scored exactly once out of fold
     assert lofo.scores["learned"].notna().all()
@@ -66,6 +68,19 @@ def test_evaluate_and_report(synthetic_table, tmp_path):
     assert "Leave-one-family-out" in text and "random-k" in text
     assert "80 % interval coverage" in text
     assert (tmp_path / "predictions.parquet").is_file()
+
+
+def test_default_evaluation_fits_the_shipped_variant_and_lambdarank_only(synthetic_table):
+    res = evaluate(synthetic_table, "h200", FAST, inner_splits=2, jobs=1, log=lambda *_: None)
+    assert set(res.schemes) == {"lofo"}  # random-group CV is opt-in; one source: no source scheme
+    assert set(res.schemes["lofo"].summary.index) == {"learned", "log_ratio", "lambdarank", "blend", "analytic",
+                                                      "random-k"}
+    # the shipped variant is always fitted: "learned" is picked among shipped variants
+    only = evaluate(synthetic_table, "h200", FAST, inner_splits=2, jobs=1, log=lambda *_: None,
+                    variants=("log_latency",))
+    assert {"log_latency", "log_ratio"} <= set(only.schemes["lofo"].summary.index)
+    with pytest.raises(ValueError, match="unknown variants"):
+        evaluate(synthetic_table, "h200", FAST, jobs=1, log=lambda *_: None, variants=("nope",))
 
 
 def test_options_only_subgroups():

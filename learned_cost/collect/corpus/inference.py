@@ -262,7 +262,12 @@ GROUP_QUANT_INT8 = Family(
         (cdiv(s["M"], c["BLOCK_M"]), cdiv(s["N"] // s["G"], c["BLOCK_G"]), 1),
     ),
     reference=lambda t, s, d: _quant_ref_all(t, s)[0],
-    tolerance={"fp16": 0.0, "bf16": 0.0, "fp32": 0.0},
+    # Exact under the interpreter; on the H200 (wide1) 960 of 1,200 configs
+    # differed by relative L2 2.0e-4 to 3.3e-4: a few values one int8 step
+    # off, where x * inv + 0.5 lands within rounding of an integer (the GPU
+    # may fuse it into one rounding where torch rounds twice). A wrong tile,
+    # mask or group gives errors of order 1.
+    tolerance={"fp16": 2e-3, "bf16": 2e-3, "fp32": 2e-3},
     max_configs=40,
 )
 

@@ -63,6 +63,12 @@ MIN_TILE = 16
 # block sizes change the order of reductions.
 TOLERANCE = {"fp32": 1e-3, "fp64": 1e-9, "fp16": 1e-2, "bf16": 3e-2}
 
+# fp32 accumulators of a dot tile per thread, at most (captured launch
+# options excepted): Inductor's matmul templates launched with one or two
+# warps on a 128x128 tile (256-512 per thread) spill and took 41-54 s each
+# to compile (replay c7), for configs no autotuner would keep.
+MAX_DOT_ACC_PER_THREAD = 128
+_DOT_TILE_RE = re.compile(r"\b(BLOCK_M|BLOCK_N)\s*:\s*tl\.constexpr\s*=\s*(\d+)")
 _LOOP_RE = re.compile(r"^\s*for\s+\w+\s+in\s+", re.M)
 _FIXED_R_RE = re.compile(r"\b(R0_BLOCK|R1_BLOCK|XBLOCK|YBLOCK)\s*:\s*tl\.constexpr\s*=\s*(\d+)")
 
@@ -70,6 +76,20 @@ _FIXED_R_RE = re.compile(r"\b(R0_BLOCK|R1_BLOCK|XBLOCK|YBLOCK)\s*:\s*tl\.constex
 def has_loop(source: str) -> bool:
     """Whether the kernel body loops (then ``num_stages`` matters)."""
     return bool(_LOOP_RE.search(strip_inductor_decorator(source)))
+
+
+def dot_tile_elems(source: str) -> int:
+    """BLOCK_M x BLOCK_N of a kernel that calls ``tl.dot`` with both as
+    constexpr defaults in its source (Inductor's matmul templates), else 0."""
+    body = strip_inductor_decorator(source)
+    if "tl.dot(" not in body:
+        return 0
+    dims = dict(_DOT_TILE_RE.findall(body))
+    return int(dims["BLOCK_M"]) * int(dims["BLOCK_N"]) if len(dims) == 2 else 0
+
+
+def _warps_fit_dot(dot_elems: int, w: int, captured_w: int) -> bool:
+    return w == captured_w or dot_elems <= MAX_DOT_ACC_PER_THREAD * 32 * w
 
 
 def config_space(cap: Capture, max_configs: int = 48) -> list[dict]:
@@ -86,6 +106,7 @@ def config_space(cap: Capture, max_configs: int = 48) -> list[dict]:
     names = [k for k in cap.config if k in BLOCK_NUMELS] if tiled else []
     fixed_tile = math.prod(int(v) for _, v in _FIXED_R_RE.findall(strip_inductor_decorator(cap.source))) or 1
     numels = cap.numels
+    dot_elems = dot_tile_elems(cap.source)
     cands: list[list[int]] = []
     for n in names:
         numel = numels.get(BLOCK_NUMELS[n], BLOCK_CAP[n])
@@ -114,10 +135,14 @@ def config_space(cap: Capture, max_configs: int = 48) -> list[dict]:
                 continue  # more threads than four per tile element
             if tile > MAX_ELEMS_PER_THREAD * 32 * w and tile > orig_tile:
                 continue
+            if not _warps_fit_dot(dot_elems, w, cap.num_warps):
+                continue
             for s in stages:
                 all_cfgs.append({**base, **b, "num_warps": w, "num_stages": s})
     same_blocks = [c for c in all_cfgs if all(c[n] == cap.config[n] for n in names)]
-    for w in WARPS:  # the options-only group keeps every num_warps
+    for w in WARPS:  # the options-only group keeps every num_warps a dot tile allows
+        if not _warps_fit_dot(dot_elems, w, cap.num_warps):
+            continue
         for s in stages:
             c = {**cap.config, "num_warps": w, "num_stages": s}
             if c not in same_blocks:
