@@ -315,7 +315,7 @@ def run_case(fam: BenchFamily, shape: tuple, configs: list, strategies: list[str
     return row
 
 
-def case_record(fam: Family, shape: tuple, candidates, predictions, kept, launches, timings) -> dict:
+def case_record(fam: BenchFamily, shape: tuple, candidates, predictions, kept, launches, timings) -> dict:
     """Everything needed to re-rank this case offline with another model:
     per config its parameters, the time measured in the full run (``timings``
     maps ``Config`` -> benchmark result in ms; None in a dry run) and the
@@ -361,10 +361,17 @@ def replay(args) -> int:
     from learned_cost.autotune.prune import plan_pruning
     from learned_cost.autotune.tuner import DEFAULT_TIE_RTOL
 
+    from learned_cost.autotune.adaptive import AdaptiveSearch
+    from learned_cost.autotune.adaptive import replay as replay_search
+    from learned_cost.autotune.prune import resolve_top_k
+    from learned_cost.autotune.tuner import DEFAULT_ADAPTIVE_CAP, resolve_min_configs
+
     predictor = RecordingPredictor()
-    lines = ["| family | shape | configs | kept | regret (this model) | regret (recorded run) | best | chosen |",
-             "|---|---|---|---|---|---|---|---|"]
-    now, then = [], []
+    lines = ["| family | shape | unseen | configs | top-k kept | top-k regret (this model) | regret (recorded run) | "
+             "adaptive benchmarked | adaptive stop | adaptive regret (this model) | best | chosen (top-k) |",
+             "|---|---|---|---|---|---|---|---|---|---|---|---|"]
+    now, then, ada, share = [], [], [], []
+    unseen_ada, unseen_share = [], []
     for line in Path(args.replay).read_text().splitlines():
         case = json.loads(line)
         cfgs = case["configs"]
@@ -375,7 +382,9 @@ def replay(args) -> int:
         groups = [(c.get("ttir_digest"), json.dumps(c.get("arg_bindings"), sort_keys=True), str(c.get("grid")),
                    json.dumps(c.get("options"), sort_keys=True)) if "ttir_digest" in c else ("none", i)
                   for i, c in enumerate(cfgs)]
-        plan = plan_pruning(preds, groups, args.top_k, [c["params"] for c in cfgs], DEFAULT_TIE_RTOL)
+        # top-k ranks by the predicted µs; the adaptive search also reads the intervals
+        preds_us = [float(getattr(p, "latency_us", p)) for p in preds]
+        plan = plan_pruning(preds_us, groups, args.top_k, [c["params"] for c in cfgs], DEFAULT_TIE_RTOL)
         measured = {i: c["full_ms"] for i, c in enumerate(cfgs) if c["full_ms"] is not None}
         if not measured:
             continue
@@ -385,11 +394,30 @@ def replay(args) -> int:
         now.append(r_now)
         then.append(r_then)
         chosen = min((i for i in plan.kept if i in measured), key=measured.get, default=None)
-        lines.append(f"| {case['family']} | {'x'.join(map(str, case['shape']))} | {len(cfgs)} | {len(plan.kept)} | "
-                     f"{r_now:.4f} | {r_then:.4f} | {cfgs[best]['label']} | "
+        # the adaptive search as the tuner runs it (same floor, cap, batches),
+        # fed the full run's times (ms -> µs)
+        n = len(cfgs)
+        min_configs = resolve_min_configs(None, n)
+        cap = max(resolve_top_k(DEFAULT_ADAPTIVE_CAP, n), min_configs)
+        search = replay_search(AdaptiveSearch(preds, groups, [c["params"] for c in cfgs], min_configs=min_configs,
+                                              max_configs=cap), {i: v * 1000.0 for i, v in measured.items()})
+        r_ada = _regret(search.benchmarked, measured, best)
+        ada.append(r_ada)
+        share.append(len(search.benchmarked) / n)
+        if case.get("unseen"):
+            unseen_ada.append(r_ada)
+            unseen_share.append(len(search.benchmarked) / n)
+        lines.append(f"| {case['family']} | {'x'.join(map(str, case['shape']))} | {bool(case.get('unseen'))} | "
+                     f"{n} | {len(plan.kept)} | {r_now:.4f} | {r_then:.4f} | {len(search.benchmarked)} | "
+                     f"{search.stop_reason} | {r_ada:.4f} | {cfgs[best]['label']} | "
                      f"{cfgs[chosen]['label'] if chosen is not None else '-'} |")
-    lines += ["", (f"geomean regret: this model {geomean(now):.4f}, recorded run {geomean(then):.4f} "
-                  f"({len(now)} cases); cost model here: {', '.join(sorted(predictor.models)) or 'n/a'}")]
+    lines += ["", (f"top-k {args.top_k}: geomean regret this model {geomean(now):.4f}, recorded run {geomean(then):.4f} "
+                  f"({len(now)} cases); cost model here: {', '.join(sorted(predictor.models)) or 'n/a'}"),
+              "", (f"adaptive (floor {resolve_min_configs(None, 20)}/20, cap {DEFAULT_ADAPTIVE_CAP:g}): regret in "
+                   f"the full run's times geomean {geomean(ada):.4f}, max {max(ada, default=math.nan):.4f}, mean "
+                   f"share benchmarked {sum(share) / max(len(share), 1):.3f} ({len(ada)} cases); unseen kernels: "
+                   f"regret geomean {geomean(unseen_ada):.4f}, max {max(unseen_ada, default=math.nan):.4f}, share "
+                   f"{sum(unseen_share) / max(len(unseen_share), 1):.3f} ({len(unseen_ada)} cases)")]
     text = "\n".join(lines) + "\n"
     print(text)
     if args.out:

@@ -109,10 +109,6 @@ def callee_name(op: Operation) -> str | None:
     return v
 
 
-def _is_float(t) -> bool:
-    return tinfo(t).is_float
-
-
 # (value text, id(result type)) -> (result type, abstract value): kernels
 # repeat the same few constants, and these values are never modified once
 # made, so one object can serve every op and evaluation; the type is kept so

@@ -30,6 +30,7 @@ from .fit import (
     fit,
     random_group_folds,
     run_fit_tasks,
+    INTERVAL_SPLITS,
     select_variant,
     selection_tasks,
     variant_interval,
@@ -90,7 +91,7 @@ def load_features(data_dir, hardware: str, progress: bool = True, cache: bool = 
 
 
 def train_from_table(ft: FeaturesTable, hardware: str, out: str | Path, params: FitParams | None = None,
-                     variant: str | None = None, select_splits: int = 3, jobs: int | None = None) -> TrainResult:
+                     variant: str | None = None, select_splits: int = INTERVAL_SPLITS, jobs: int | None = None) -> TrainResult:
     """Fit and save a model from a features table. ``variant=None`` lets
     grouped CV over the table pick among ``SHIPPED_VARIANTS`` (needs >= 2
     families, else ``log_ratio``); that CV also gives the model's

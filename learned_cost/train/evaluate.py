@@ -35,6 +35,7 @@ import pandas as pd
 from ..models.learned import LATENCY_VARIANTS, SHIPPED_VARIANTS, VARIANTS
 from .features_table import ANALYTIC_COL
 from .fit import (
+    INTERVAL_SPLITS,
     FitParams,
     family_folds,
     pick_variant,
@@ -467,7 +468,7 @@ def issue_targets(res: "EvaluationResult") -> pd.DataFrame:
 
 
 def evaluate(table: pd.DataFrame, hardware: str, params: FitParams | None = None,
-             schemes=DEFAULT_SCHEMES, inner_splits: int = 3, random_splits: int = 5, model_dir=None,
+             schemes=DEFAULT_SCHEMES, inner_splits: int = INTERVAL_SPLITS, random_splits: int = 5, model_dir=None,
              jobs: int | None = None, log=print, variants=DEFAULT_VARIANTS) -> EvaluationResult:
     """Run the CV schemes over a features table (see module docstring). All
     fits of all schemes run as one batch of ``jobs`` processes (default: the

@@ -44,3 +44,16 @@ def test_shipped_model_reads_its_output_through_the_shared_conversion():
     want = output_to_score(raw, x[:, col], m.variant)
     assert m.predict_inputs(x).tolist() == want.tolist()
     assert [m.predict_row(r) for r in x] == want.tolist()
+
+
+def test_near_best_weights_favour_each_groups_fastest_configs():
+    import numpy as np
+    import pandas as pd
+
+    from learned_cost.train.fit import near_best_weights
+
+    t = pd.DataFrame({"group": ["a", "a", "a", "b", "b"], "latency_us": [2.0, 8.0, 4.0, 100.0, 25.0]})
+    w = near_best_weights(t, 0.5)
+    # per group: (latency / best) ** -0.5, whatever the group's scale
+    assert np.allclose(w, [1.0, 0.5, 2 ** -0.5, 0.5, 1.0])
+    assert np.array_equal(near_best_weights(t, 0.0), np.ones(5))
