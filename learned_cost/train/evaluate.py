@@ -1,6 +1,6 @@
 """Cross-validated evaluation: learned vs analytic vs random-k, same groups.
 
-Two schemes:
+Three schemes (``DEFAULT_SCHEMES``: lofo and source; random on request):
 
 * leave-one-family-out (``lofo``): each fold holds out one kernel family,
   trains on the others, scores the held-out one. This is the figure that
