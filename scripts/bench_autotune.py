@@ -411,13 +411,20 @@ def replay(args) -> int:
                      f"{n} | {len(plan.kept)} | {r_now:.4f} | {r_then:.4f} | {len(search.benchmarked)} | "
                      f"{search.stop_reason} | {r_ada:.4f} | {cfgs[best]['label']} | "
                      f"{cfgs[chosen]['label'] if chosen is not None else '-'} |")
-    lines += ["", (f"top-k {args.top_k}: geomean regret this model {geomean(now):.4f}, recorded run {geomean(then):.4f} "
-                  f"({len(now)} cases); cost model here: {', '.join(sorted(predictor.models)) or 'n/a'}"),
+    def f4(x) -> str:
+        return "n/a" if x is None or not math.isfinite(x) else f"{x:.4f}"
+
+    def mean(xs) -> str:
+        return f"{sum(xs) / len(xs):.3f}" if xs else "n/a"
+
+    lines += ["", (f"top-k {args.top_k}: geomean regret this model {f4(geomean(now))}, recorded run "
+                   f"{f4(geomean(then))} ({len(now)} cases); cost model here: "
+                   f"{', '.join(sorted(predictor.models)) or 'n/a'}"),
               "", (f"adaptive (floor {resolve_min_configs(None, 20)}/20, cap {DEFAULT_ADAPTIVE_CAP:g}): regret in "
-                   f"the full run's times geomean {geomean(ada):.4f}, max {max(ada, default=math.nan):.4f}, mean "
-                   f"share benchmarked {sum(share) / max(len(share), 1):.3f} ({len(ada)} cases); unseen kernels: "
-                   f"regret geomean {geomean(unseen_ada):.4f}, max {max(unseen_ada, default=math.nan):.4f}, share "
-                   f"{sum(unseen_share) / max(len(unseen_share), 1):.3f} ({len(unseen_ada)} cases)")]
+                   f"the full run's times geomean {f4(geomean(ada))}, max {f4(max(ada, default=math.nan))}, mean "
+                   f"share benchmarked {mean(share)} ({len(ada)} cases); unseen kernels: regret geomean "
+                   f"{f4(geomean(unseen_ada))}, max {f4(max(unseen_ada, default=math.nan))}, share "
+                   f"{mean(unseen_share)} ({len(unseen_ada)} cases)")]
     text = "\n".join(lines) + "\n"
     print(text)
     if args.out:

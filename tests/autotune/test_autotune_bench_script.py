@@ -108,7 +108,10 @@ def test_replay_reproduces_recorded_plan(tmp_path):
     row = next(line for line in (out / "bench_autotune_replay.md").read_text().splitlines()
                if line.startswith("| add |"))
     cells = [c.strip() for c in row.strip("|").split("|")]
-    assert float(cells[5]) == pytest.approx(want, abs=1e-4)  # the recorded plan's regret
+    assert float(cells[6]) == pytest.approx(want, abs=1e-4)  # the recorded plan's regret
+    # the adaptive search replayed on the same times: configs benchmarked, why it stopped, its regret
+    assert 1 <= int(cells[7]) <= len(times) and cells[8] in ("confident", "max_configs", "exhausted")
+    assert float(cells[9]) >= 1.0
 
 
 def test_interpreter_loop_predicts_and_stops_early(tmp_path):

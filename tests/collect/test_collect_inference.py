@@ -28,8 +28,11 @@ def test_side_outputs_empty_splits_and_exact_integers(corpus_checks):
 
 
 def test_integer_outputs_and_copies_are_checked_exactly():
-    for fam in (inf.GROUP_QUANT_INT8, inf.KV_CACHE_APPEND):
-        assert all(v == 0.0 for v in fam.tolerance.values()), fam.name
+    assert all(v == 0.0 for v in inf.KV_CACHE_APPEND.tolerance.values())
+    # int8 quantization: a few values one step off where the GPU rounds
+    # x * inv + 0.5 once (relative L2 2e-4 to 3.3e-4 on the H200); a wrong
+    # tile or group is off by far more
+    assert all(0.0 < v <= 2e-3 for v in inf.GROUP_QUANT_INT8.tolerance.values())
     for fam in inf.FAMILIES:
         assert set(fam.tolerance) >= set(fam.dtypes), fam.name
 

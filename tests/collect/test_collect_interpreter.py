@@ -87,6 +87,33 @@ def test_rerun_skips_done_keys(small_store, tmp_path):
     assert sorted(p.name for p in out.glob("rows-*.parquet")) == before
 
 
+def test_retry_status_measures_those_keys_again(small_store, tmp_path):
+    import shutil
+
+    # a copy of the module's store, its rows dated 2000 and one key's last
+    # row (2001) a wrong_result
+    out = tmp_path / "store"
+    out.mkdir()
+    for f in small_store[0].glob("ttir-*.parquet"):
+        shutil.copy(f, out / f.name)
+    rows = ProfileStore(small_store[0]).load_rows()
+    old = [{**r, "timestamp": "2000-01-01T00:00:00+00:00"} for r in rows.to_dict("records")]
+    key = old[0]["key"]
+    bad = {**old[0], "status": "wrong_result", "correct": False, "latency_us": None, "latency_p20_us": None,
+           "latency_p80_us": None, "timestamp": "2001-01-01T00:00:00+00:00"}
+    store = ProfileStore(out)
+    store.append_rows(old)
+    store.append_rows([bad])
+    assert store.load_rows().set_index("key").loc[key, "status"] == "wrong_result"
+    assert store.done_keys(("wrong_result",)) == set(rows["key"]) - {key}
+    log = _run(["--out", str(out), "--families", "add,softmax", "--max-configs", "2",
+                "--retry-status", "wrong_result"])
+    assert "measured=1" in log and "skipped=3" in log
+    after = store.load_rows().set_index("key")
+    assert len(after) == len(rows)
+    assert after.loc[key, "status"] == "ok" and after.loc[key, "latency_us"] > 0
+
+
 def test_kill_then_resume_keeps_rows_and_measures_only_the_rest(tmp_path):
     out = tmp_path / "store"
     args = ["--out", str(out), "--families", "softmax,layernorm", "--max-configs", "4", "--chunk-rows", "1"]

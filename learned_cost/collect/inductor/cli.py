@@ -32,6 +32,8 @@ def add_replay_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--out", type=Path, required=True, help="profile store to write row chunks into")
     p.add_argument("--device", default="cuda", choices=("cuda", "interpreter"), help="where kernels run")
     p.add_argument("--skip-from", type=Path, action="append", default=[], help="stores whose keys count as done")
+    p.add_argument("--retry-status", action="append", default=[], metavar="STATUS",
+                   help="measure again the stored keys whose last status is STATUS (repeatable)")
     p.add_argument("--tensors", type=Path, action="append", default=[],
                    help="harvest folder holding real launch tensors (checks against Inductor's own launch)")
     p.add_argument("--export-dir", type=Path, default=None, help="consolidate rows/ttir Parquet here periodically")
@@ -92,7 +94,8 @@ def run_replay(args: argparse.Namespace) -> int:
         return 2
     caps = load_captures(args.captures)
     opts = ReplayOptions(
-        device=args.device, out=args.out, skip_from=args.skip_from, tensors_dirs=args.tensors,
+        device=args.device, out=args.out, skip_from=args.skip_from, retry_statuses=tuple(args.retry_status),
+        tensors_dirs=args.tensors,
         export_dir=args.export_dir, export_tag=args.export_tag, max_configs=args.max_configs,
         max_captures=args.max_captures, deadline_s=args.deadline, jobs=args.jobs, hardware=args.hardware,
         progress=not args.no_progress, programs=_split(args.programs) or None,

@@ -294,6 +294,8 @@ class ReplayOptions:
     device: str = "cuda"
     out: Path = Path("replay-store")
     skip_from: Sequence[Path] = ()
+    # statuses whose stored keys are measured again (see ProfileStore.done_keys)
+    retry_statuses: Sequence[str] = ()
     tensors_dirs: Sequence[Path] = ()
     export_dir: Path | None = None
     export_tag: str = "inductor"
