@@ -57,6 +57,16 @@ def test_train_and_evaluate_end_to_end(tmp_path, monkeypatch, capsys):
     assert "Leave-one-family-out" in text and "Shipped model" in text
     assert "trained on exactly the rows evaluated here: yes" in text
     assert list((tmp_path / "cache" / "features").glob("*.parquet"))
+    # the command line at the report's top names the opt-in choices, so it reproduces the run
+    rc = main(["evaluate", "--data", str(data), "--hardware", "h200", "--out", str(tmp_path / "r2"),
+               "--schemes", "lofo", "--variants", "all", *fit])
+    assert rc == 0, capsys.readouterr().err
+    text = (tmp_path / "r2" / "evaluation.md").read_text()
+    assert "--schemes lofo --variants all" in text and "`log_latency`" in text
+    for bad, word in ((["--variants", "nope"], "--variants"), (["--schemes", "lofo,bogus"], "--schemes")):
+        rc = main(["evaluate", "--data", str(data), "--hardware", "h200", "--out", str(tmp_path / "r3"), *bad])
+        err = capsys.readouterr().err
+        assert rc == 2 and word in err and len(err.strip().splitlines()) == 1
 
 
 def test_train_includes_autotune_feedback_and_extra_data(tmp_path, monkeypatch, capsys):
