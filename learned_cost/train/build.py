@@ -13,6 +13,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 
 from ..dataset import ProfileStore
@@ -31,6 +32,7 @@ from .fit import (
     random_group_folds,
     run_fit_tasks,
     INTERVAL_SPLITS,
+    SPREAD_COLS,
     select_variant,
     selection_tasks,
     variant_interval,
@@ -87,6 +89,12 @@ def load_features(data_dir, hardware: str, progress: bool = True, cache: bool = 
     if ft.table.empty:
         reasons = sorted(set(ft.dropped.values()))[:3]
         raise ValueError(f"no usable training rows under {shown} (dropped: {reasons})")
+    # the timing spread of each row (training weighs noisy rows less); kept
+    # out of the cached features, which depend on the TTIR and bindings only
+    by_key = rows.drop_duplicates("key").set_index("key")
+    for col in SPREAD_COLS:
+        if col in by_key.columns:
+            ft.table[col] = pd.to_numeric(ft.table["key"].map(by_key[col]), errors="coerce").astype(np.float64)
     return ft, profile
 
 

@@ -77,6 +77,12 @@ class FitParams:
     # 43.6 -> 42.7 %; weight 3 within 1.2x of the best instead: 1.156 / 0.794
     # / 0.514 / 44.7 %. 0 = unweighted.
     near_best_power: float = 0.5
+    # Rows whose timing spread s = ln(p80 / p20) exceeds this weigh
+    # (ref / s)^2 (``noise_weights``): 0.167 is the 99th percentile of s over
+    # the collector's 60,457 H200 rows, measured on an otherwise idle host;
+    # harvested-kernel replays (compiles running beside the timing) reach
+    # s > 0.65 for a tenth of their rows, mostly kernels under 20 µs. 0 = off.
+    noise_spread_ref: float = 0.167
 
     def lgb_params(self, variant: str) -> dict:
         p = {
@@ -136,6 +142,29 @@ def near_best_weights(table: pd.DataFrame, power: float, true_col: str = "latenc
     return (t / best) ** -float(power)
 
 
+#: Timing percentiles a features table may carry for ``noise_weights``.
+SPREAD_COLS = ("latency_p20_us", "latency_p80_us")
+
+
+def noise_weights(table: pd.DataFrame, ref: float) -> np.ndarray:
+    """Per-row training weight for timing noise: 1 while the row's spread
+    s = ln(p80 / p20) is at most ``ref``, (ref / s)^2 beyond (a row 4x as
+    spread weighs 1/16). Rows without percentiles, or ``ref`` 0: 1."""
+    w = np.ones(len(table))
+    if ref <= 0 or not all(c in table.columns for c in SPREAD_COLS):
+        return w
+    with np.errstate(divide="ignore", invalid="ignore"):
+        s = np.log(table[SPREAD_COLS[1]].to_numpy(np.float64) / table[SPREAD_COLS[0]].to_numpy(np.float64))
+    noisy = np.isfinite(s) & (s > ref)
+    w[noisy] = (ref / s[noisy]) ** 2
+    return w
+
+
+def training_weights(table: pd.DataFrame, params: "FitParams") -> np.ndarray:
+    """Regression rows' weights: ``near_best_weights`` x ``noise_weights``."""
+    return near_best_weights(table, params.near_best_power) * noise_weights(table, params.noise_spread_ref)
+
+
 @dataclass
 class Fitted:
     """A trained booster and how to read its output."""
@@ -180,11 +209,11 @@ def fit(table: pd.DataFrame, variant: str = "log_latency", params: FitParams | N
     x = input_matrix(t)
     names = input_names()
     if variant == "log_latency":
-        ds = lgb.Dataset(x, label=np.log(y_us), weight=near_best_weights(t, params.near_best_power),
+        ds = lgb.Dataset(x, label=np.log(y_us), weight=training_weights(t, params),
                          feature_name=names, free_raw_data=True)
     elif variant == "log_ratio":
         ds = lgb.Dataset(x, label=np.log(y_us) - t[ANALYTIC_INPUT].to_numpy(np.float64),
-                         weight=near_best_weights(t, params.near_best_power), feature_name=names, free_raw_data=True)
+                         weight=training_weights(t, params), feature_name=names, free_raw_data=True)
     else:
         sizes = t.groupby("group", sort=False).size().to_numpy()
         ds = lgb.Dataset(x, label=rank_labels(t), group=sizes, feature_name=names, free_raw_data=True)
@@ -273,7 +302,8 @@ def run_fit_tasks(table: pd.DataFrame, tasks: list, params: FitParams | None = N
     ``progress(done, total)`` is called as tasks finish."""
     params = params or FitParams()
     jobs = max(1, int(jobs if jobs is not None else (os.cpu_count() or 1)))
-    cols = [c for c in dict.fromkeys(input_names() + ["latency_us", "group", "key", "family"]) if c in table.columns]
+    cols = [c for c in dict.fromkeys(input_names() + ["latency_us", "group", "key", "family", *SPREAD_COLS])
+            if c in table.columns]
     table = table[cols]
     out: list[np.ndarray] = []
     if jobs > 1 and len(tasks) > 1:

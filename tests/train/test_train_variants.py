@@ -57,3 +57,20 @@ def test_near_best_weights_favour_each_groups_fastest_configs():
     # per group: (latency / best) ** -0.5, whatever the group's scale
     assert np.allclose(w, [1.0, 0.5, 2 ** -0.5, 0.5, 1.0])
     assert np.array_equal(near_best_weights(t, 0.0), np.ones(5))
+
+
+def test_noise_weights_shrink_rows_whose_timing_spread_is_wide():
+    import numpy as np
+    import pandas as pd
+
+    from learned_cost.train.fit import FitParams, noise_weights, training_weights
+
+    t = pd.DataFrame({"group": ["a"] * 4, "latency_us": [1.0, 1.0, 2.0, 4.0],
+                      "latency_p20_us": [1.0, 1.0, 1.0, np.nan], "latency_p80_us": [1.1, np.e ** 0.4, 1.2, np.nan]})
+    w = noise_weights(t, 0.2)
+    # spread ln(1.1) < 0.2 -> 1; spread 0.4 = 2x the reference -> 1/4; no percentiles -> 1
+    assert np.allclose(w, [1.0, 0.25, 1.0, 1.0])
+    assert np.array_equal(noise_weights(t, 0.0), np.ones(4))
+    assert np.array_equal(noise_weights(t.drop(columns=["latency_p80_us"]), 0.2), np.ones(4))
+    p = FitParams(near_best_power=0.5, noise_spread_ref=0.2)
+    assert np.allclose(training_weights(t, p), w * np.array([1.0, 1.0, 2 ** -0.5, 0.5]))
