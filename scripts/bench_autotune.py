@@ -363,15 +363,14 @@ def replay(args) -> int:
 
     from learned_cost.autotune.adaptive import AdaptiveSearch
     from learned_cost.autotune.adaptive import replay as replay_search
-    from learned_cost.autotune.prune import resolve_top_k
-    from learned_cost.autotune.tuner import DEFAULT_ADAPTIVE_CAP, resolve_min_configs
+    from learned_cost.autotune.tuner import DEFAULT_ADAPTIVE_CAP, adaptive_budget
 
     predictor = RecordingPredictor()
     lines = ["| family | shape | unseen | configs | top-k kept | top-k regret (this model) | regret (recorded run) | "
              "adaptive benchmarked | adaptive stop | adaptive regret (this model) | best | chosen (top-k) |",
              "|---|---|---|---|---|---|---|---|---|---|---|---|"]
-    now, then, ada, share = [], [], [], []
-    unseen_ada, unseen_share = [], []
+    now, then = [], []
+    ada: list[tuple[float, float, bool]] = []  # adaptive per case: (regret, share benchmarked, unseen)
     for line in Path(args.replay).read_text().splitlines():
         case = json.loads(line)
         cfgs = case["configs"]
@@ -397,16 +396,11 @@ def replay(args) -> int:
         # the adaptive search as the tuner runs it (same floor, cap, batches),
         # fed the full run's times (ms -> µs)
         n = len(cfgs)
-        min_configs = resolve_min_configs(None, n)
-        cap = max(resolve_top_k(DEFAULT_ADAPTIVE_CAP, n), min_configs)
+        min_configs, cap = adaptive_budget(n)
         search = replay_search(AdaptiveSearch(preds, groups, [c["params"] for c in cfgs], min_configs=min_configs,
                                               max_configs=cap), {i: v * 1000.0 for i, v in measured.items()})
         r_ada = _regret(search.benchmarked, measured, best)
-        ada.append(r_ada)
-        share.append(len(search.benchmarked) / n)
-        if case.get("unseen"):
-            unseen_ada.append(r_ada)
-            unseen_share.append(len(search.benchmarked) / n)
+        ada.append((r_ada, len(search.benchmarked) / n, bool(case.get("unseen"))))
         lines.append(f"| {case['family']} | {'x'.join(map(str, case['shape']))} | {bool(case.get('unseen'))} | "
                      f"{n} | {len(plan.kept)} | {r_now:.4f} | {r_then:.4f} | {len(search.benchmarked)} | "
                      f"{search.stop_reason} | {r_ada:.4f} | {cfgs[best]['label']} | "
@@ -414,17 +408,18 @@ def replay(args) -> int:
     def f4(x) -> str:
         return "n/a" if x is None or not math.isfinite(x) else f"{x:.4f}"
 
-    def mean(xs) -> str:
-        return f"{sum(xs) / len(xs):.3f}" if xs else "n/a"
+    def adaptive_summary(cases) -> str:
+        regrets, shares = [c[0] for c in cases], [c[1] for c in cases]
+        share = f"{sum(shares) / len(shares):.3f}" if shares else "n/a"
+        return (f"regret geomean {f4(geomean(regrets))}, max {f4(max(regrets, default=math.nan))}, "
+                f"share benchmarked {share} ({len(cases)} cases)")
 
     lines += ["", (f"top-k {args.top_k}: geomean regret this model {f4(geomean(now))}, recorded run "
                    f"{f4(geomean(then))} ({len(now)} cases); cost model here: "
                    f"{', '.join(sorted(predictor.models)) or 'n/a'}"),
-              "", (f"adaptive (floor {resolve_min_configs(None, 20)}/20, cap {DEFAULT_ADAPTIVE_CAP:g}): regret in "
-                   f"the full run's times geomean {f4(geomean(ada))}, max {f4(max(ada, default=math.nan))}, mean "
-                   f"share benchmarked {mean(share)} ({len(ada)} cases); unseen kernels: regret geomean "
-                   f"{f4(geomean(unseen_ada))}, max {f4(max(unseen_ada, default=math.nan))}, share "
-                   f"{mean(unseen_share)} ({len(unseen_ada)} cases)")]
+              "", (f"adaptive (floor {adaptive_budget(20)[0]}/20, cap {DEFAULT_ADAPTIVE_CAP:g}), in the full run's "
+                   f"times: all cases {adaptive_summary(ada)}; unseen kernels "
+                   f"{adaptive_summary([c for c in ada if c[2]])}")]
     text = "\n".join(lines) + "\n"
     print(text)
     if args.out:

@@ -151,6 +151,14 @@ def resolve_min_configs(min_configs: float | None, n: int) -> int:
     return min_configs
 
 
+def adaptive_budget(n: int, top_k: float | None = None, min_configs: float | None = None) -> tuple[int, int]:
+    """(floor, cap) of configs the adaptive search benchmarks out of ``n``:
+    ``resolve_min_configs(min_configs, n)`` and ``top_k`` resolved as a cap
+    (None: ``DEFAULT_ADAPTIVE_CAP``), never below the floor."""
+    floor = resolve_min_configs(min_configs, n)
+    return floor, max(resolve_top_k(DEFAULT_ADAPTIVE_CAP if top_k is None else top_k, n), floor)
+
+
 def _median(timings: Any) -> float:
     """The median of a benchmark result (a list of quantiles or one number), ms."""
     return float(timings[0] if isinstance(timings, (list, tuple)) else timings)
@@ -373,8 +381,7 @@ class PruningAutotuner(Autotuner):
         model is sure (``adaptive.AdaptiveSearch``), then finish like
         :meth:`_benchmark`."""
         n = len(candidates)
-        min_configs = resolve_min_configs(self.min_configs, n)
-        cap = max(resolve_top_k(DEFAULT_ADAPTIVE_CAP if self.top_k is None else self.top_k, n), min_configs)
+        min_configs, cap = adaptive_budget(n, self.top_k, self.min_configs)
         prior_offset, prior_weight = 0.0, 0.0
         if self.prior_from_feedback and not report.plan.fail_open:
             prior_offset, report.prior_rows = self._feedback_prior()

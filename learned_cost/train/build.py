@@ -25,14 +25,14 @@ from .features_table import (
     default_cache_dir,
 )
 from .fit import (
+    INTERVAL_SPLITS,
+    SPREAD_COLS,
     FitParams,
     Interval,
     Selection,
     fit,
     random_group_folds,
     run_fit_tasks,
-    INTERVAL_SPLITS,
-    SPREAD_COLS,
     select_variant,
     selection_tasks,
     variant_interval,

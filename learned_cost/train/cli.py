@@ -98,7 +98,7 @@ def cmd_train(args) -> int:
 def cmd_evaluate(args) -> int:
     from .build import load_features
     from ..models.learned import VARIANTS
-    from .evaluate import DEFAULT_SCHEMES, DEFAULT_VARIANTS, SCHEMES, evaluate
+    from .evaluate import DEFAULT_SCHEMES, DEFAULT_VARIANTS, SCHEMES, evaluate, fitted_variants
     from .report import write_report
 
     bad = _check_data(args.data) or _check_hardware(args.hardware)
@@ -112,11 +112,11 @@ def cmd_evaluate(args) -> int:
     for s in schemes:
         if s not in SCHEMES:
             return _err(f"--schemes: unknown scheme {s!r}; expected some of {','.join(SCHEMES)}")
-    variants = VARIANTS if args.variants == "all" else (
-        tuple(args.variants.split(",")) if args.variants else DEFAULT_VARIANTS)
-    for v in variants:
-        if v not in VARIANTS:
-            return _err(f"--variants: unknown variant {v!r}; expected 'all' or some of {','.join(VARIANTS)}")
+    try:  # checked before the features load, which takes a while
+        variants = fitted_variants(VARIANTS if args.variants == "all" else (
+            tuple(args.variants.split(",")) if args.variants else DEFAULT_VARIANTS))
+    except ValueError as e:
+        return _err(f"--variants: {e} (or 'all')")
     log = (lambda *_: None) if args.quiet else (lambda m: print(m, file=sys.stderr, flush=True))
     try:
         ft, _ = load_features(args.data, args.hardware, progress=not args.quiet, cache=not args.no_cache,

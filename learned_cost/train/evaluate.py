@@ -467,6 +467,16 @@ def issue_targets(res: "EvaluationResult") -> pd.DataFrame:
     return pd.DataFrame.from_records(recs, columns=["target", "measured", "met", "by", "note"])
 
 
+def fitted_variants(variants) -> tuple[str, ...]:
+    """The variants fitted in every outer fold: ``variants`` plus the shipped
+    ones ("learned" is picked among those), in ``VARIANTS`` order.
+    ValueError naming any unknown one."""
+    unknown = set(variants) - set(VARIANTS)
+    if unknown:
+        raise ValueError(f"unknown variants {sorted(unknown)}; expected some of {VARIANTS}")
+    return tuple(v for v in VARIANTS if v in set(variants) | set(SHIPPED_VARIANTS))
+
+
 def evaluate(table: pd.DataFrame, hardware: str, params: FitParams | None = None,
              schemes=DEFAULT_SCHEMES, inner_splits: int = INTERVAL_SPLITS, random_splits: int = 5, model_dir=None,
              jobs: int | None = None, log=print, variants=DEFAULT_VARIANTS) -> EvaluationResult:
@@ -481,10 +491,7 @@ def evaluate(table: pd.DataFrame, hardware: str, params: FitParams | None = None
     params = params or FitParams()
     cores = os.cpu_count() or 1
     jobs = max(1, int(jobs if jobs is not None else cores))
-    unknown = set(variants) - set(VARIANTS)
-    if unknown:
-        raise ValueError(f"unknown variants {sorted(unknown)}; expected some of {VARIANTS}")
-    variants = tuple(v for v in VARIANTS if v in set(variants) | set(SHIPPED_VARIANTS))
+    variants = fitted_variants(variants)
     table = table.sort_values(["group", "key"], kind="mergesort").reset_index(drop=True)
     if table["family"].nunique() < 2:
         raise ValueError("evaluation needs at least 2 kernel families")
