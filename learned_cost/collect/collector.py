@@ -135,12 +135,41 @@ def _short(exc: BaseException, limit: int = 600) -> str:
 _WORKER_KIND = ""
 
 
-def _worker_init(kind: str, extra_modules: Sequence[str] = ()) -> None:
+def reserve_timing_core(jobs: int) -> tuple[int, frozenset[int] | None]:
+    """Keep one CPU core for the process that times launches.
+
+    Compile workers busy on every core delay the timing process's kernel
+    launches; when a launch reaches the GPU later than the L2-flush before
+    it ends, do_bench times the gap too (small kernels' p20-p80 spread was
+    4x the collector's in replays run beside a full pool). On hosts with at
+    least 4 usable cores this pins the calling process to the first one and
+    returns (jobs, the other cores) for :func:`_worker_init`; elsewhere it
+    changes nothing and returns (jobs, None)."""
+    try:
+        cores = sorted(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        return jobs, None
+    if len(cores) < 4:
+        return jobs, None
+    try:
+        os.sched_setaffinity(0, {cores[0]})
+    except OSError:
+        return jobs, None
+    return min(jobs, len(cores) - 1), frozenset(cores[1:])
+
+
+def _worker_init(kind: str, extra_modules: Sequence[str] = (), cpus: frozenset[int] | None = None) -> None:
     """Pool worker start. Under the interpreter device the workers only
     make TTIR, which needs triton's compiler, so the interpreter stays off
-    in them (it replaces the language functions the compiler inlines)."""
+    in them (it replaces the language functions the compiler inlines).
+    ``cpus``: the cores the worker may use (see :func:`reserve_timing_core`)."""
     global _WORKER_KIND
     _WORKER_KIND = kind
+    if cpus:
+        try:
+            os.sched_setaffinity(0, set(cpus))
+        except (AttributeError, OSError):
+            pass
     if kind == "interpreter":
         os.environ["TRITON_INTERPRET"] = "0"
     else:
@@ -395,7 +424,11 @@ class Collector(StoreWriter):
         jobs = self.opts.jobs or max(1, (os.cpu_count() or 2) - 2)
         if not self.device.compiles:
             jobs = min(jobs, 2)
-        self.pool = mp.get_context("spawn").Pool(jobs, initializer=_worker_init, initargs=(self.device.kind, tuple(self.opts.extra_modules)))
+        cpus = None
+        if self.device.compiles:
+            jobs, cpus = reserve_timing_core(jobs)
+        self.pool = mp.get_context("spawn").Pool(jobs, initializer=_worker_init,
+                                                 initargs=(self.device.kind, tuple(self.opts.extra_modules), cpus))
         for g, items in todo:
             inputs = g.family.make_inputs(g.shape, g.dtype, "meta")
             for it in items:

@@ -41,6 +41,7 @@ from ..collector import (
     classify_error,
     compile_launch,
     launch_options,
+    reserve_timing_core,
 )
 from ..devices import Device
 from ...cache import canonical_json
@@ -364,7 +365,10 @@ class Replayer(StoreWriter):
         jobs = self.opts.jobs or max(1, (os.cpu_count() or 2) - 1)
         if not self.device.compiles:
             jobs = min(jobs, 2)
-        self.pool = mp.get_context("spawn").Pool(jobs, initializer=_worker_init, initargs=(self.device.kind, ()))
+        cpus = None
+        if self.device.compiles:
+            jobs, cpus = reserve_timing_core(jobs)
+        self.pool = mp.get_context("spawn").Pool(jobs, initializer=_worker_init, initargs=(self.device.kind, (), cpus))
         bar = _progress(total, self.opts.progress)
         compiles: dict[str, Any] = {}  # compile key -> the pool's result, shared
         try:
