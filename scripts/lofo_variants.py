@@ -17,6 +17,7 @@ Variants:
 
 Usage:
   PYTHONPATH=$PWD python scripts/lofo_variants.py --variants log_ratio,lambdarank,blend
+  PYTHONPATH=$PWD python scripts/lofo_variants.py --variants log_ratio --splits 4 --param min_data_in_leaf=50
 """
 
 from __future__ import annotations
@@ -108,6 +109,10 @@ def main() -> None:
     ap.add_argument("--jobs", type=int, default=2)
     ap.add_argument("--per-family", action="store_true")
     ap.add_argument("--save", default="", help="parquet of the out-of-fold scores")
+    ap.add_argument("--splits", type=int, default=None,
+                    help="merge families into this many folds (default: leave one family out)")
+    ap.add_argument("--param", action="append", default=[], metavar="NAME=VALUE",
+                    help="override a FitParams field, e.g. --param min_data_in_leaf=50 (repeatable)")
     args = ap.parse_args()
 
     ft, _ = load_features(args.data, args.hardware, progress=False)
@@ -115,8 +120,14 @@ def main() -> None:
     variants = args.variants.split(",")
     if any(v.startswith("rel_") for v in variants):
         table = pd.concat([table, _relative(table, input_names())], axis=1)
-    params = FitParams(**({"num_boost_round": args.rounds} if args.rounds else {}))
-    folds = family_folds(table)
+    overrides = {"num_boost_round": args.rounds} if args.rounds else {}
+    for item in args.param:
+        name, _, value = item.partition("=")
+        if name not in FitParams.__dataclass_fields__ or not value:
+            raise SystemExit(f"--param {item!r}: expected NAME=VALUE with NAME a FitParams field")
+        overrides[name] = type(getattr(FitParams(), name))(value)
+    params = FitParams(**overrides)
+    folds = family_folds(table, args.splits)
     if args.families:
         keep = set(args.families.split(","))
         folds = [f for f in folds if f[0] in keep]

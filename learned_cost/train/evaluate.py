@@ -18,7 +18,12 @@ The variant of the "learned" column is picked inside each outer fold by
 grouped CV on that fold's training rows only (nested) among the variants
 ``learned-cost train`` may ship, so no choice is made by looking at the rows
 being scored; the same inner CV gives the fold's 80 % interval, whose
-coverage of the held-out rows is reported. Each variant's own out-of-fold figures
+coverage of the held-out rows is reported. Leave-one-family-out skips the
+inner CV while one variant can ship (nothing to pick): a fold's interval is
+then cross-conformal (CV+), the percentiles of ln(measured / predicted) over
+the other folds' held-out rows, each predicted by a model that never saw
+that row's family and no label of the family scored is among them. This
+halves the fits of the scheme. Each variant's own out-of-fold figures
 are reported too. Hyperparameters are fixed (``FitParams``), never tuned.
 """
 
@@ -35,9 +40,11 @@ import pandas as pd
 from ..models.learned import LATENCY_VARIANTS, SHIPPED_VARIANTS, VARIANTS
 from .features_table import ANALYTIC_COL
 from .fit import (
+    INTERVAL_COVERAGE,
     INTERVAL_SPLITS,
     FitParams,
     family_folds,
+    interval_from_oof,
     pick_variant,
     random_group_folds,
     run_fit_tasks,
@@ -82,9 +89,11 @@ class SchemeResult:
 
     scheme: str
     scores: pd.DataFrame           # per row: learned, each variant (µs or score), analytic_us
-    chosen: dict[str, str]         # fold name -> variant picked by inner CV
+    chosen: dict[str, str]         # fold name -> variant picked by inner CV (or the only one)
     summary: pd.DataFrame          # model -> metrics
     per_group: dict[str, pd.DataFrame] = field(default_factory=dict)
+    # where the "learned" 80 % intervals come from: "inner CV" or "CV+"
+    interval_method: str = "inner CV"
 
 
 @dataclass
@@ -107,16 +116,18 @@ class EvaluationResult:
     cores: int = 1                 # os.cpu_count() of the machine that ran it
 
 
-def _plan(table: pd.DataFrame, folds, inner_splits: int, variants=DEFAULT_VARIANTS) -> tuple[list, list]:
+def _plan(table: pd.DataFrame, folds, inner_splits: int, variants=DEFAULT_VARIANTS,
+          inner: bool = True) -> tuple[list, list]:
     """Fit tasks of one CV scheme: per outer fold, the inner grouped CV on
-    that fold's training rows (the shipped variant pick and its interval) and
-    each variant fitted on the training rows. Returns (tasks, plan)."""
+    that fold's training rows (the shipped variant pick and its interval;
+    ``inner=False`` leaves it out) and each variant fitted on the training
+    rows. Returns (tasks, plan)."""
     tasks: list = []
     plan = []  # per outer fold: (name, te, inner task range, fold names, outer task start)
     for name, tr, te in folds:
         i0 = len(tasks)
         inner_names: list[str] = []
-        if table.iloc[tr]["family"].nunique() >= 2:
+        if inner and table.iloc[tr]["family"].nunique() >= 2:
             inner, inner_names = selection_tasks(table, inner_splits, SHIPPED_VARIANTS, subset=tr)
             tasks += inner
         i1 = len(tasks)
@@ -126,10 +137,12 @@ def _plan(table: pd.DataFrame, folds, inner_splits: int, variants=DEFAULT_VARIAN
 
 
 def _assemble(table: pd.DataFrame, tasks: list, plan: list, results: list,
-              variants=DEFAULT_VARIANTS) -> tuple[pd.DataFrame, dict[str, str]]:
+              variants=DEFAULT_VARIANTS, cross_conformal: bool = False) -> tuple[pd.DataFrame, dict[str, str]]:
     """Out-of-fold scores of each variant, and "learned": per outer fold the
     variant that inner grouped CV on that fold's training rows picked, with
-    the 80 % interval of that inner CV."""
+    the 80 % interval of that inner CV. ``cross_conformal``: folds without
+    an inner CV take the single shipped variant and the interval of the
+    other folds' out-of-fold errors (:func:`cross_conformal_bounds`)."""
     cols = list(variants) + ["blend", "learned", "learned_low", "learned_high"]
     out = pd.DataFrame(np.nan, index=table.index, columns=cols, dtype=np.float64)
     chosen: dict[str, str] = {}
@@ -139,7 +152,8 @@ def _assemble(table: pd.DataFrame, tasks: list, plan: list, results: list,
             sel = pick_variant(table, tasks[i0:i1], results[i0:i1], inner_names)
             pick, interval = sel.variant, sel.interval
         else:
-            pick = "log_ratio"  # a single training family leaves nothing to choose by
+            # one shippable variant, or a single training family: nothing to choose by
+            pick = SHIPPED_VARIANTS[0] if len(SHIPPED_VARIANTS) == 1 else "log_ratio"
         chosen[name] = pick
         for k, v in enumerate(variants):
             out.iloc[te, out.columns.get_loc(v)] = results[j + k]
@@ -155,7 +169,34 @@ def _assemble(table: pd.DataFrame, tasks: list, plan: list, results: list,
             lo, hi = interval.bounds(pred)
             out.iloc[te, out.columns.get_loc("learned_low")] = lo
             out.iloc[te, out.columns.get_loc("learned_high")] = hi
+    if cross_conformal:
+        open_folds = [te for _, te, (i0, i1), _, _ in plan if i1 == i0]
+        if open_folds:
+            lo, hi = cross_conformal_bounds(table["latency_us"].to_numpy(np.float64),
+                                            out["learned"].to_numpy(np.float64), open_folds)
+            for te in open_folds:
+                out.iloc[te, out.columns.get_loc("learned_low")] = lo[te]
+                out.iloc[te, out.columns.get_loc("learned_high")] = hi[te]
     return out, chosen
+
+
+def cross_conformal_bounds(true_us: np.ndarray, pred_us: np.ndarray, folds: list[np.ndarray],
+                           coverage: float = INTERVAL_COVERAGE) -> tuple[np.ndarray, np.ndarray]:
+    """Per row of each fold in ``folds`` (index arrays): the 80 % interval
+    (µs) of its out-of-fold prediction, from the central ``coverage`` of
+    ln(true / pred) over the rows of the *other* folds (CV+). Rows outside
+    ``folds`` get NaN."""
+    lo = np.full(len(pred_us), np.nan)
+    hi = np.full(len(pred_us), np.nan)
+    fold_of = np.full(len(pred_us), -1)
+    for k, te in enumerate(folds):
+        fold_of[te] = k
+    scored = fold_of >= 0
+    for k, te in enumerate(folds):
+        others = scored & (fold_of != k)
+        iv = interval_from_oof(true_us[others], pred_us[others], coverage)
+        lo[te], hi[te] = iv.bounds(pred_us[te])
+    return lo, hi
 
 
 def _oof(table: pd.DataFrame, folds, params: FitParams, inner_splits: int, variants=DEFAULT_VARIANTS,
@@ -509,22 +550,27 @@ def evaluate(table: pd.DataFrame, hardware: str, params: FitParams | None = None
                 continue
         else:
             raise ValueError(f"unknown CV scheme {scheme!r}; expected one of {SCHEMES}")
-        t, plan = _plan(table, folds, inner_splits, variants)
-        plans[scheme] = (folds, len(tasks), t, plan)
+        # leave-one-family-out has 60+ folds: their intervals come from each
+        # other (CV+) when there is no variant to pick, not from inner fits
+        conformal = scheme == "lofo" and len(SHIPPED_VARIANTS) == 1 and len(folds) >= 3
+        t, plan = _plan(table, folds, inner_splits, variants, inner=not conformal)
+        plans[scheme] = (folds, len(tasks), t, plan, conformal)
         tasks += t
         log(f"{scheme}: {len(folds)} folds, {len(t)} fits")
     results_all = _run_tasks(table, tasks, params, jobs, log)
     results: dict[str, SchemeResult] = {}
     sources: dict = {}
-    for scheme, (folds, start, t, plan) in plans.items():
-        scores, chosen = _assemble(table, t, plan, results_all[start:start + len(t)], variants)
+    for scheme, (folds, start, t, plan, conformal) in plans.items():
+        scores, chosen = _assemble(table, t, plan, results_all[start:start + len(t)], variants,
+                                   cross_conformal=conformal)
         if scheme == "source":
             sources = source_results(table, scores, folds)
             summary = sources[folds[0][0]]["summary"]
             pgs: dict = {}
         else:
             summary, pgs = _summaries(table, scores)
-        results[scheme] = SchemeResult(scheme, scores, chosen, summary, pgs)
+        results[scheme] = SchemeResult(scheme, scores, chosen, summary, pgs,
+                                       interval_method="CV+" if conformal else "inner CV")
     per_family = _per_family(table, results["lofo"].scores) if "lofo" in results else pd.DataFrame()
     options_only = (options_only_summary(table, results["lofo"].scores)
                     if "lofo" in results and "ttir_digest" in table.columns else pd.DataFrame())

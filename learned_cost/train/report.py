@@ -174,11 +174,14 @@ def write_report(res: EvaluationResult, out: str | Path, command: str = "", data
             spread = (f" Per held-out family it ranges from {pf['interval_coverage'].min():.3f} to "
                       f"{pf['interval_coverage'].max():.3f}; {int(pf['interval_coverage'].between(0.75, 0.85).sum())} "
                       f"of {len(pf)} families lie in 0.75–0.85 (table below).") if not pf.empty else ""
-            L += [(f"80 % interval of `learned` (percentiles of the out-of-family error of the inner grouped CV, "
+            source = ("the other folds' held-out rows (CV+: each predicted by a model that never saw its family)"
+                      if sr.interval_method == "CV+" else "the inner grouped CV on the fold's training families")
+            L += [(f"80 % interval of `learned` (percentiles of ln(measured / predicted) over {source}, "
                    f"applied to the outer fold): the measured latency lies inside for {cov:.3f} of the rows "
                    f"(target 0.75–0.85).{spread}"), ""]
         picks = pd.Series(sr.chosen).value_counts()
-        L += ["Variant picked by inner CV per fold: " + ", ".join(f"{k} × {v}" for k, v in picks.items()) + ".", ""]
+        how = "the only shippable variant, no inner CV" if sr.interval_method == "CV+" else "picked by inner CV"
+        L += [f"Variant per fold ({how}): " + ", ".join(f"{k} × {v}" for k, v in picks.items()) + ".", ""]
     if not res.options_only.empty:
         oo = res.options_only
         L += ["## Options-only groups (leave-one-family-out)", "",

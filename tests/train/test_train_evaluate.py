@@ -49,7 +49,9 @@ def test_evaluate_and_report(synthetic_table, tmp_path):
         assert sorted(g["blend"]) == pytest.approx(sorted(g["log_ratio"]))
         by_rank = g.sort_values("lambdarank", kind="mergesort")["blend"].to_numpy()
         assert (by_rank[1:] >= by_rank[:-1]).all()
-    # the 80 % interval comes from the inner CV of each fold's training families
+    # leave-one-family-out: the 80 % interval of each fold comes from the
+    # other folds' out-of-fold errors (CV+), random-group CV keeps its inner CV
+    assert lofo.interval_method == "CV+" and res.schemes["random"].interval_method == "inner CV"
     assert (lofo.scores["learned_low"] < lofo.scores["learned"]).all()
     assert (lofo.scores["learned"] < lofo.scores["learned_high"]).all()
     cov = lofo.summary.loc["learned", "interval_coverage"]
@@ -68,6 +70,33 @@ def test_evaluate_and_report(synthetic_table, tmp_path):
     assert "Leave-one-family-out" in text and "random-k" in text
     assert "80 % interval coverage" in text
     assert (tmp_path / "predictions.parquet").is_file()
+
+
+def test_cross_conformal_bounds_use_the_other_folds_only():
+    import numpy as np
+
+    from learned_cost.train.evaluate import cross_conformal_bounds
+
+    pred = np.ones(30)
+    # fold 0's own errors are huge; folds 1 and 2 are exact or 2x slow
+    true = np.concatenate([np.full(10, 100.0), np.ones(10), np.full(10, 2.0)])
+    folds = [np.arange(0, 10), np.arange(10, 20), np.arange(20, 30)]
+    lo, hi = cross_conformal_bounds(true, pred, folds)
+    assert lo[0] == pytest.approx(1.0) and hi[0] == pytest.approx(2.0)  # fold 0 never sees its own rows
+    assert hi[10] > 50.0  # fold 1's interval holds fold 0's errors
+    partial = cross_conformal_bounds(true, pred, folds[:2])
+    assert np.isnan(partial[0][20:]).all()  # rows outside the folds get no interval
+    assert partial[1][0] == pytest.approx(1.0)  # and do not calibrate the others
+
+
+def test_cross_conformal_lofo_runs_no_inner_fits(synthetic_table):
+    from learned_cost.train.evaluate import _plan
+
+    folds = family_folds(synthetic_table)
+    tasks, plan = _plan(synthetic_table, folds, 2, ("log_ratio",), inner=False)
+    assert len(tasks) == len(folds)  # one fit per fold, no inner CV
+    inner_tasks, _ = _plan(synthetic_table, folds, 2, ("log_ratio",))
+    assert len(inner_tasks) > len(tasks)
 
 
 def test_default_evaluation_fits_the_shipped_variant_and_lambdarank_only(synthetic_table):
