@@ -19,7 +19,7 @@ case "${1:-}" in
     echo "hidden; the next call copies $(size) bytes (limit 67108864)" ;;
   restore)
     for p in "${hidden[@]}"; do sed -i "\\#^/${p//\*/\\*}\$#d" "$exclude"; done
-    git reset -q -- reports data/h200
+    git reset -q -- "${hidden[@]}"
     echo "restored; git status: $(git status --short | wc -l) changed paths" ;;
   size) size ;;
   *) echo "usage: scripts/device_copy.sh hide|restore|size" >&2; exit 2 ;;

@@ -158,6 +158,22 @@ def reserve_timing_core(jobs: int) -> tuple[int, frozenset[int] | None]:
     return min(jobs, len(cores) - 1), frozenset(cores[1:])
 
 
+def start_compile_pool(device: Device, jobs: int, extra_modules: Sequence[str] = ()) -> Any:
+    """A spawn pool of ``jobs`` compile workers (:func:`_worker_init`). On a
+    device that compiles, the calling process keeps a core for timing
+    (:func:`reserve_timing_core`); under the interpreter at most 2 workers
+    (they only make TTIR, beside the process that runs the kernels)."""
+    import multiprocessing as mp
+
+    cpus = None
+    if device.compiles:
+        jobs, cpus = reserve_timing_core(jobs)
+    else:
+        jobs = min(jobs, 2)
+    return mp.get_context("spawn").Pool(jobs, initializer=_worker_init,
+                                        initargs=(device.kind, tuple(extra_modules), cpus))
+
+
 def _worker_init(kind: str, extra_modules: Sequence[str] = (), cpus: frozenset[int] | None = None) -> None:
     """Pool worker start. Under the interpreter device the workers only
     make TTIR, which needs triton's compiler, so the interpreter stays off
@@ -419,16 +435,8 @@ class Collector(StoreWriter):
         return self.summary
 
     def _start_pool(self, todo) -> None:
-        import multiprocessing as mp
-
-        jobs = self.opts.jobs or max(1, (os.cpu_count() or 2) - 2)
-        if not self.device.compiles:
-            jobs = min(jobs, 2)
-        cpus = None
-        if self.device.compiles:
-            jobs, cpus = reserve_timing_core(jobs)
-        self.pool = mp.get_context("spawn").Pool(jobs, initializer=_worker_init,
-                                                 initargs=(self.device.kind, tuple(self.opts.extra_modules), cpus))
+        self.pool = start_compile_pool(self.device, self.opts.jobs or max(1, (os.cpu_count() or 2) - 2),
+                                       self.opts.extra_modules)
         for g, items in todo:
             inputs = g.family.make_inputs(g.shape, g.dtype, "meta")
             for it in items:

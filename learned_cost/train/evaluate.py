@@ -128,8 +128,8 @@ def _plan(table: pd.DataFrame, folds, inner_splits: int, variants=DEFAULT_VARIAN
         i0 = len(tasks)
         inner_names: list[str] = []
         if inner and table.iloc[tr]["family"].nunique() >= 2:
-            inner, inner_names = selection_tasks(table, inner_splits, SHIPPED_VARIANTS, subset=tr)
-            tasks += inner
+            inner_tasks, inner_names = selection_tasks(table, inner_splits, SHIPPED_VARIANTS, subset=tr)
+            tasks += inner_tasks
         i1 = len(tasks)
         tasks += [(v, tr, te) for v in variants]
         plan.append((name, te, (i0, i1), inner_names, i1))

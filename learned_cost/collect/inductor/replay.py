@@ -37,11 +37,10 @@ from ..collector import (
     Summary,
     _progress,
     _short,
-    _worker_init,
     classify_error,
     compile_launch,
     launch_options,
-    reserve_timing_core,
+    start_compile_pool,
 )
 from ..devices import Device
 from ...cache import canonical_json
@@ -334,8 +333,6 @@ class Replayer(StoreWriter):
 
     def run(self) -> Summary:
         self.device.setup()
-        import multiprocessing as mp
-
         import torch
 
         self.hardware = self.opts.hardware or self.device.hardware_name()
@@ -362,13 +359,7 @@ class Replayer(StoreWriter):
         if not pending:
             self.summary.seconds = time.monotonic() - self.t0
             return self.summary
-        jobs = self.opts.jobs or max(1, (os.cpu_count() or 2) - 1)
-        if not self.device.compiles:
-            jobs = min(jobs, 2)
-        cpus = None
-        if self.device.compiles:
-            jobs, cpus = reserve_timing_core(jobs)
-        self.pool = mp.get_context("spawn").Pool(jobs, initializer=_worker_init, initargs=(self.device.kind, (), cpus))
+        self.pool = start_compile_pool(self.device, self.opts.jobs or max(1, (os.cpu_count() or 2) - 1))
         bar = _progress(total, self.opts.progress)
         compiles: dict[str, Any] = {}  # compile key -> the pool's result, shared
         try:
