@@ -309,7 +309,7 @@ def run_case(fam: BenchFamily, shape: tuple, configs: list, strategies: list[str
             row[f"{k}_latency_ratio"] = row[f"{k}_latency_us"] / row["full_latency_us"]
     row["model"] = ",".join(sorted(predictor.models))
     row["status"] = "ok"
-    del case, runs, full
+    case = runs = full = None  # free the tensors before the next case
     if not dev.interpret:
         torch.cuda.empty_cache()
     return row

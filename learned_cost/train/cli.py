@@ -36,7 +36,18 @@ def _params(args):
         kw["num_threads"] = args.threads
     if getattr(args, "seed", None) is not None:
         kw["seed"] = args.seed
+    if getattr(args, "rank_init", None) is not None:
+        kw["rank_init"] = args.rank_init
     return FitParams(**kw)
+
+
+def _check_fit_args(args) -> str | None:
+    if getattr(args, "rounds", None) is not None and args.rounds < 1:
+        return f"--rounds must be >= 1, got {args.rounds}"
+    r = getattr(args, "rank_init", None)
+    if r is not None and not (0.0 <= r < 1.0):
+        return f"--rank-init must be in [0, 1), got {r}"
+    return None
 
 
 def _check_data(path: str, flag: str = "--data") -> str | None:
@@ -64,10 +75,9 @@ def cmd_train(args) -> int:
     bad = _check_data(args.data) or _check_hardware(args.hardware)
     for extra in args.extra_data or ():
         bad = bad or _check_data(extra, flag="--extra-data")
+    bad = bad or _check_fit_args(args)
     if bad:
         return _err(bad)
-    if args.rounds is not None and args.rounds < 1:
-        return _err(f"--rounds must be >= 1, got {args.rounds}")
     dirs = [args.data, *(args.extra_data or ())]
     if args.feedback:
         from ..dataset import feedback_dir
@@ -101,7 +111,7 @@ def cmd_evaluate(args) -> int:
     from .evaluate import DEFAULT_SCHEMES, DEFAULT_VARIANTS, SCHEMES, evaluate, fitted_variants
     from .report import write_report
 
-    bad = _check_data(args.data) or _check_hardware(args.hardware)
+    bad = _check_data(args.data) or _check_hardware(args.hardware) or _check_fit_args(args)
     if bad:
         return _err(bad)
     from ..models.learned import MODEL_FILE
@@ -128,7 +138,8 @@ def cmd_evaluate(args) -> int:
     cmd = (f"learned-cost evaluate --data {shlex.quote(args.data)} --hardware {shlex.quote(args.hardware)}"
            + (f" --model {shlex.quote(args.model)}" if args.model else "") + f" --out {shlex.quote(args.out)}"
            + (f" --schemes {shlex.quote(args.schemes)}" if args.schemes else "")
-           + (f" --variants {shlex.quote(args.variants)}" if args.variants else ""))
+           + (f" --variants {shlex.quote(args.variants)}" if args.variants else "")
+           + (f" --rank-init {args.rank_init:g}" if args.rank_init is not None else ""))
     note = f"{len(ft.dropped)} usable rows could not be turned into features and were left out." if ft.dropped else ""
     path = write_report(res, args.out, command=cmd, data_note=note)
     for scheme, sr in res.schemes.items():
@@ -188,6 +199,9 @@ def _add_fit_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--jobs", type=int, default=None,
                    help="processes for feature extraction and independent fits (default: all cores)")
     p.add_argument("--seed", type=int, default=None, help="random seed (default fixed)")
+    p.add_argument("--rank-init", type=float, default=None,
+                   help="scale of the LambdaRank model the latency regression starts from "
+                        "(default: FitParams.rank_init, 0.05; 0 = plain regression)")
     p.add_argument("--quiet", action="store_true", help="no progress output")
     p.add_argument("--no-cache", action="store_true",
                    help="recompute features instead of reusing the cached table ($LEARNED_COST_CACHE or ~/.cache)")

@@ -42,6 +42,7 @@ from .features_table import ANALYTIC_COL
 from .fit import (
     INTERVAL_COVERAGE,
     INTERVAL_SPLITS,
+    LOG_RATIO_AND_RANKER,
     FitParams,
     family_folds,
     interval_from_oof,
@@ -209,7 +210,7 @@ def _oof(table: pd.DataFrame, folds, params: FitParams, inner_splits: int, varia
 
 # Relative cost of one boosting round per training row (measured: LambdaRank's
 # pairwise gradients make it ~1.6x a regression fit).
-_VARIANT_COST = {"lambdarank": 1.6}
+_VARIANT_COST = {"lambdarank": 1.6, LOG_RATIO_AND_RANKER: 2.6}
 
 
 class _LogStream:
@@ -233,6 +234,7 @@ def _run_tasks(table: pd.DataFrame, tasks: list, params: FitParams, jobs: int | 
     """``run_fit_tasks`` with the largest fits first (the last ones to finish
     are small, so no core idles at the end) and a progress bar whose ETA
     weighs each fit by its size, one line per ``interval_s``."""
+    tasks, split = _merge_ranker_tasks(tasks, params)
     # integer costs (training rows x variant weight): the bar's sum is exact
     cost = np.array([max(1, round(len(tr) * _VARIANT_COST.get(v, 1.0))) for v, tr, _ in tasks], dtype=np.int64)
     order = np.argsort(-cost, kind="stable")
@@ -270,7 +272,35 @@ def _run_tasks(table: pd.DataFrame, tasks: list, params: FitParams, jobs: int | 
     out: list = [None] * len(tasks)
     for i, r in zip(order, res):
         out[i] = r
-    return out
+    return split(out)
+
+
+def _merge_ranker_tasks(tasks: list, params: FitParams):
+    """With ``rank_init`` > 0 every log_ratio fit trains a LambdaRank model
+    first: a fold's log_ratio and lambdarank tasks become one task that
+    returns both. Returns the tasks to run and a function that turns their
+    results back into one result per original task."""
+    if params.rank_init <= 0:
+        return tasks, lambda results: results
+    by_fold = {}
+    for i, (v, tr, te) in enumerate(tasks):
+        by_fold.setdefault((id(tr), id(te)), {})[v] = i
+    merged, where = [], {}
+    for i, (v, tr, te) in enumerate(tasks):
+        mates = by_fold[(id(tr), id(te))]
+        if v in ("log_ratio", "lambdarank") and {"log_ratio", "lambdarank"} <= mates.keys():
+            if v == "log_ratio":
+                where[i] = (len(merged), 0)
+                where[mates["lambdarank"]] = (len(merged), 1)
+                merged.append((LOG_RATIO_AND_RANKER, tr, te))
+            continue
+        where[i] = (len(merged), None)
+        merged.append((v, tr, te))
+
+    def split(results: list) -> list:
+        return [results[j] if row is None else results[j][row] for j, row in (where[i] for i in range(len(tasks)))]
+
+    return merged, split
 
 
 def blend_scores(groups: np.ndarray, us: np.ndarray, rank_score: np.ndarray) -> np.ndarray:

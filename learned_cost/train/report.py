@@ -27,10 +27,10 @@ _METRIC_LABELS = (
     ("mape_pct", "MAPE %"),
 )
 _MODEL_NOTES = {
-    "learned": "LightGBM, variant picked per fold by inner grouped CV on that fold's training families",
+    "learned": "LightGBM, the shippable variant (log_ratio), fitted per fold on that fold's training families as `learned-cost train` fits the shipped model",
     "log_latency": "LightGBM regression of ln µs",
-    "log_ratio": "LightGBM regression of ln(µs / analytic µs)",
-    "lambdarank": "LightGBM LambdaRank per group (orders configs; predicts no µs)",
+    "log_ratio": "LightGBM regression of ln(µs / analytic µs); with FitParams.rank_init > 0 (default 0.05) boosted from the lambdarank model's score scaled by -rank_init",
+    "lambdarank": "LightGBM LambdaRank per group (orders configs; predicts no µs); the model log_ratio starts from",
     "blend": "per group, order from lambdarank and µs values from log_ratio (needs the whole group; not shippable through single-item calls)",
     "analytic": "roofline model (no training)",
     "random-k": "expected value of picking k configs at random",
@@ -222,7 +222,10 @@ def write_report(res: EvaluationResult, out: str | Path, command: str = "", data
           (f"LightGBM, {p.num_boost_round} rounds, learning rate {p.learning_rate}, {p.num_leaves} leaves, "
           f"min {p.min_data_in_leaf} rows per leaf, feature fraction {p.feature_fraction}, bagging "
           f"{p.bagging_fraction} every {p.bagging_freq}, L2 {p.lambda_l2}, seed {p.seed}, {p.num_threads} threads, "
-          "deterministic. Fixed in advance; not tuned on any evaluation fold."),
+          "deterministic"
+          + (f"; the latency variants boosted from a {p.rank_init_rounds}-round LambdaRank model scaled by "
+             f"-{p.rank_init} (rank_init)" if p.rank_init > 0 else "")
+          + ". Fixed in advance; not tuned on any evaluation fold."),
           (f"Evaluation took {res.seconds:.0f} s ({res.seconds / 60:.1f} min; features table not counted) "
            f"with {res.jobs} fit processes on a machine of {res.cores} cores."), ""]
     if pngs:

@@ -63,7 +63,15 @@ def test_train_and_evaluate_end_to_end(tmp_path, monkeypatch, capsys):
     assert rc == 0, capsys.readouterr().err
     text = (tmp_path / "r2" / "evaluation.md").read_text()
     assert "--schemes lofo --variants all" in text and "`log_latency`" in text
-    for bad, word in ((["--variants", "nope"], "--variants"), (["--schemes", "lofo,bogus"], "--schemes")):
+    # a plain regression (no ranked start) on request, named at the report's top
+    rc = main(["evaluate", "--data", str(data), "--hardware", "h200", "--out", str(tmp_path / "r4"),
+               "--schemes", "lofo", "--rank-init", "0", *fit])
+    assert rc == 0, capsys.readouterr().err
+    text = (tmp_path / "r4" / "evaluation.md").read_text()
+    assert "--rank-init 0" in text and "LambdaRank model scaled by" not in text
+    assert "LambdaRank model scaled by" in (tmp_path / "r" / "evaluation.md").read_text()
+    for bad, word in ((["--variants", "nope"], "--variants"), (["--schemes", "lofo,bogus"], "--schemes"),
+                      (["--rank-init", "1.5"], "--rank-init")):
         rc = main(["evaluate", "--data", str(data), "--hardware", "h200", "--out", str(tmp_path / "r3"), *bad])
         err = capsys.readouterr().err
         assert rc == 2 and word in err and len(err.strip().splitlines()) == 1

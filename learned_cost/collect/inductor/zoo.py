@@ -518,6 +518,17 @@ def _entries() -> list[ZooEntry]:
         out.append(E("adamw", shape, dtype, _adamw))
     out.append(E("conv", {"B": 16, "C": 64, "HW": 56}, "bf16", _plain("conv")))
     out.append(E("conv", {"B": 8, "C": 128, "HW": 28}, "fp32", _plain("conv")))
+    # Architectures of the third harvest: Gemma (GeGLU MLP with tanh GELU,
+    # RMSNorm scaled by 1 + weight, scaled embeddings), Phi-3 (fused qkv and
+    # gate-up projections), ShuffleNet (channel shuffle), RegNet (grouped
+    # convolutions), MLP-Mixer (token-mixing MLPs), Swin (shifted windows).
+    out.append(E("gemma", {"B": 4, "S": 256}, "bf16", _hf_causal_lm("GemmaConfig", head_dim=64, **_SMALL_LM), needs=tf))
+    out.append(E("phi3", {"B": 4, "S": 384}, "fp16",
+                 _hf_causal_lm("Phi3Config", pad_token_id=0, bos_token_id=0, eos_token_id=0, **_SMALL_LM), needs=tf))
+    out.append(E("shufflenet_v2", {"B": 32, "HW": 96}, "fp32", _vision("torchvision", "shufflenet_v2_x0_5"), needs=tv))
+    out.append(E("regnet_x_400mf", {"B": 32, "HW": 64}, "bf16", _vision("torchvision", "regnet_x_400mf"), needs=tv))
+    out.append(E("mixer_s16", {"B": 32, "HW": 64}, "fp16", _vision("timm", "mixer_s16_224", img_size=64), needs=tm))
+    out.append(E("swin_t", {"B": 16, "HW": 64}, "bf16", _vision("torchvision", "swin_t"), needs=tv))
     # matmul templates come from max-autotune: Inductor then writes Triton
     # GEMMs (and benchmarks them against cuBLAS).
     maxat = "max-autotune-no-cudagraphs"

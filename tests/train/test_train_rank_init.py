@@ -1,0 +1,48 @@
+"""Latency variants boosted from a LambdaRank model (FitParams.rank_init),
+on the synthetic table of conftest.py (a formula, not measurements)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from learned_cost.models.model_file import check_model_text
+from learned_cost.train.evaluate import _merge_ranker_tasks
+from learned_cost.train.fit import LOG_RATIO_AND_RANKER, FitParams, fit, input_matrix, ranked_start
+
+FAST = FitParams(num_boost_round=40, num_leaves=15, num_threads=1)
+
+
+def test_ranked_start_predicts_the_scaled_ranker_score(synthetic_table):
+    ranker = fit(synthetic_table, "lambdarank", FAST)
+    x = input_matrix(synthetic_table)
+    start = ranked_start(ranker.booster, 0.05)
+    np.testing.assert_allclose(start.predict(x), -0.05 * ranker.booster.predict(x), rtol=1e-9, atol=1e-12)
+
+
+def test_log_ratio_from_a_ranker_is_one_booster_that_predicts_microseconds(synthetic_table):
+    f = fit(synthetic_table, "log_ratio", FitParams(num_boost_round=40, num_leaves=15, rank_init=0.05))
+    assert f.ranker is not None and f.ranker.variant == "lambdarank"
+    # the ranker's trees, then the regression's: one model file
+    assert f.booster.num_trees() == f.ranker.booster.num_trees() + 40
+    text = f.booster.model_to_string()
+    check_model_text(text)
+    x = input_matrix(synthetic_table)
+    first = f.booster.predict(x, num_iteration=f.ranker.booster.num_trees())
+    np.testing.assert_allclose(first, -0.05 * f.ranker.booster.predict(x), rtol=1e-9, atol=1e-12)
+    pred = f.predict_table(synthetic_table)
+    err = np.abs(pred / synthetic_table["latency_us"].to_numpy() - 1)
+    assert np.median(err) < 0.05
+    plain = fit(synthetic_table, "log_ratio", FitParams(num_boost_round=40, num_leaves=15, rank_init=0.0))
+    assert plain.ranker is None and plain.booster.num_trees() == 40
+
+
+def test_a_folds_log_ratio_and_lambdarank_tasks_run_as_one():
+    tr, te, tr2, te2 = np.arange(3), np.arange(3, 5), np.arange(2), np.arange(2, 5)
+    tasks = [("log_ratio", tr, te), ("lambdarank", tr, te), ("log_ratio", tr2, te2), ("log_latency", tr, te)]
+    merged, split = _merge_ranker_tasks(tasks, FitParams(rank_init=0.05))
+    assert [v for v, _, _ in merged] == [LOG_RATIO_AND_RANKER, "log_ratio", "log_latency"]
+    results = [np.array([[1.0, 2.0], [3.0, 4.0]]), np.array([5.0, 6.0, 7.0]), np.array([8.0, 9.0])]
+    out = split(results)
+    assert [o.tolist() for o in out] == [[1.0, 2.0], [3.0, 4.0], [5.0, 6.0, 7.0], [8.0, 9.0]]
+    same, ident = _merge_ranker_tasks(tasks, FitParams(rank_init=0.0))
+    assert same == tasks and ident(["a"]) == ["a"]
