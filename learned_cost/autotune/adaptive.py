@@ -310,6 +310,21 @@ class AdaptiveSearch:
     def _order(self, units: Sequence[int]) -> list[int]:
         return sorted(units, key=lambda u: (self.corrected_us(u)[0], self.units[u].members[0]))
 
+    def likely_next(self, count: int) -> list[int]:
+        """Config indices the search will most likely benchmark next: the
+        members of the unmeasured launches in corrected predicted order, up
+        to ``count`` configs (at least one launch when any is predicted).
+        A hint only (the tuner compiles them ahead, in parallel); the loop
+        below still decides."""
+        predicted = [u for u in self._unmeasured() if math.isfinite(self.units[u].pred)]
+        out: list[int] = []
+        for u in self._order(predicted):
+            members = self.units[u].members
+            if out and len(out) + len(members) > count:
+                break
+            out.extend(members)
+        return out
+
     # ------------------------------------------------------------ the loop
     def next_batch(self) -> list[int]:
         """Config indices to benchmark next; [] when the search is over

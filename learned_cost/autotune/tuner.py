@@ -76,6 +76,30 @@ PRIOR_ROWS = 64
 # Python, so threads gain little (1.2x on 2 cores for 8 matmul configs):
 # the build per distinct set, not per config, is the larger saving.
 TTIR_THREADS = max(1, int(os.environ.get("LEARNED_COST_TTIR_THREADS", "4") or 4))
+# Threads compiling the configs about to be benchmarked, ahead of their
+# benchmark, through Triton's AsyncCompileMode (Triton >= 3.4; its MLIR
+# passes and ptxas run outside the GIL). Compiling is most of a pruned
+# tuning's wall time (66 % on the H200 benchmark), and the stock loop
+# compiles one config at a time. 1 = off, the default until a GPU run of
+# scripts/bench_autotune.py --compile-workers has measured it; env
+# LEARNED_COST_COMPILE_WORKERS or autotune(compile_workers=...) set it.
+COMPILE_WORKERS_ENV = "LEARNED_COST_COMPILE_WORKERS"
+
+
+def resolve_compile_workers(compile_workers: int | None) -> int:
+    """Threads for ahead-of-time compiles: the argument, else the
+    environment variable, else 1 (off)."""
+    if compile_workers is None:
+        raw = os.environ.get(COMPILE_WORKERS_ENV, "").strip()
+        if not raw:
+            return 1
+        try:
+            compile_workers = int(raw)
+        except ValueError:
+            raise ValueError(f"{COMPILE_WORKERS_ENV} must be an integer >= 1, got {raw!r}") from None
+    if isinstance(compile_workers, bool) or not isinstance(compile_workers, int) or compile_workers < 1:
+        raise ValueError(f"compile_workers must be an integer >= 1, got {compile_workers!r}")
+    return compile_workers
 
 
 @dataclass
@@ -108,6 +132,11 @@ class TuningReport:
     batches: int = 0
     prior_offset: float = 0.0
     prior_rows: int = 0
+    # ahead-of-time parallel compiles (compile_workers > 1): configs
+    # submitted, wall seconds spent waiting for them, and why none ran
+    precompiled: int = 0
+    precompile_s: float = 0.0
+    precompile_skipped: str | None = None
 
 
 def _is_interpreting() -> bool:
@@ -179,6 +208,7 @@ class PruningAutotuner(Autotuner):
                  hardware: str | None = None, target: tuple | None = None,
                  feedback: bool | None = None, feedback_dir: str | os.PathLike | None = None,
                  tie_rtol: float = DEFAULT_TIE_RTOL, cache_results: bool = False,
+                 compile_workers: int | None = None,
                  reset_to_zero=None, restore_value=None, pre_hook=None, post_hook=None, do_bench=None):
         if prune not in PRUNE_STRATEGIES:
             raise ValueError(f"prune must be one of {PRUNE_STRATEGIES}, got {prune!r}")
@@ -187,6 +217,7 @@ class PruningAutotuner(Autotuner):
         resolve_min_configs(min_configs, 1)
         check_adaptive_settings(tolerance, 1, None, batch_size)
         check_tie_rtol(tie_rtol)
+        self.compile_workers = resolve_compile_workers(compile_workers)
         prune_by = {"early_config_prune": early_config_prune} if early_config_prune else None
         # cache_results only when asked: Triton before 3.3 lacks the argument
         extra = {"cache_results": True} if cache_results else {}
@@ -304,6 +335,40 @@ class PruningAutotuner(Autotuner):
         candidates, _, _, plan, _ = self._plan(kwargs)
         return [candidates[i] for i in plan.kept]
 
+    def _precompile(self, args, kwargs, configs: Sequence[Config], report: TuningReport) -> None:
+        """Compile ``configs`` in ``compile_workers`` threads before they are
+        benchmarked one at a time (Triton's ``AsyncCompileMode``: a
+        ``warmup`` launch compiles without running; the compiled kernels land
+        in the JIT cache the benchmark then reads). Fail-open: a config whose
+        compile fails here is compiled and reported by its benchmark as
+        usual, and any other trouble leaves the serial path unchanged."""
+        if self.compile_workers <= 1 or len(configs) < 2:
+            return
+        if _is_interpreting():
+            report.precompile_skipped = "interpreter"
+            return
+        try:
+            from triton import AsyncCompileMode
+        except ImportError:
+            report.precompile_skipped = "this Triton has no AsyncCompileMode"
+            return
+        from concurrent.futures import ThreadPoolExecutor
+
+        t0 = time.perf_counter()
+        try:
+            with ThreadPoolExecutor(min(self.compile_workers, len(configs)),
+                                    thread_name_prefix="learned-cost-compile") as pool, \
+                    AsyncCompileMode(pool, ignore_errors=True):
+                for c in configs:
+                    try:
+                        self.fn.run(*args, **{**kwargs, **c.all_kwargs(), "warmup": True})
+                        report.precompiled += 1
+                    except Exception:  # noqa: BLE001 - its benchmark compiles it again and reports
+                        pass
+        except Exception as e:  # noqa: BLE001 - the serial benchmark still compiles everything
+            report.precompile_skipped = f"{type(e).__name__}: {e}"[:200]
+        report.precompile_s += time.perf_counter() - t0
+
     def _bench_checked(self, args, kwargs, config: Config) -> tuple[Any, str, str]:
         """Stock ``_bench`` (which turns resource and compile-time failures
         into inf) plus any other failure turned into inf: (timings, status,
@@ -365,6 +430,7 @@ class PruningAutotuner(Autotuner):
         plan = report.plan
         results: dict[int, tuple[Any, str, str]] = {}
         t0 = time.perf_counter()
+        self._precompile(args, kwargs, [candidates[i] for i in plan.kept], report)
         for i in plan.kept:
             results[i] = self._bench_checked(args, kwargs, candidates[i])
         if not any(r[1] == "ok" for r in results.values()):
@@ -393,6 +459,9 @@ class PruningAutotuner(Autotuner):
                                 batch_size=self.batch_size, prior_offset=prior_offset, prior_weight=prior_weight)
         results: dict[int, tuple[Any, str, str]] = {}
         t0 = time.perf_counter()
+        if not search.fail_open:
+            # the configs the search will most likely reach before its cap
+            self._precompile(args, kwargs, [candidates[i] for i in search.likely_next(cap)], report)
         while batch := search.next_batch():
             for i in batch:
                 results[i] = r = self._bench_checked(args, kwargs, candidates[i])
@@ -495,6 +564,7 @@ def autotune(configs: Sequence[Config], key: Sequence[str], top_k: float | None 
              hardware: str | None = None, target: tuple | None = None,
              feedback: bool | None = None, feedback_dir: str | os.PathLike | None = None,
              tie_rtol: float = DEFAULT_TIE_RTOL, cache_results: bool = False,
+             compile_workers: int | None = None,
              reset_to_zero=None, restore_value=None, pre_hook=None, post_hook=None, do_bench=None):
     """Decorator like ``triton.autotune`` that benchmarks only the configs
     the cost model ranks best.
@@ -535,7 +605,11 @@ def autotune(configs: Sequence[Config], key: Sequence[str], top_k: float | None 
     top-k boundary count as ties and are chosen to spread over the config
     space (0 turns that off; see ``prune``). ``cache_results``: Triton's
     on-disk cache of tuning results (also on with
-    TRITON_CACHE_AUTOTUNING=1). The rest is passed to Triton's Autotuner.
+    TRITON_CACHE_AUTOTUNING=1). ``compile_workers``: threads that compile
+    the configs about to be benchmarked ahead of time (Triton >= 3.4's
+    ``AsyncCompileMode``; default 1 = off, or env
+    ``LEARNED_COST_COMPILE_WORKERS``); benchmarks stay one at a time. The
+    rest is passed to Triton's Autotuner.
 
     Example::
 
@@ -552,6 +626,7 @@ def autotune(configs: Sequence[Config], key: Sequence[str], top_k: float | None 
         resolve_top_k(top_k, 1)
     resolve_min_configs(min_configs, 1)
     check_adaptive_settings(tolerance, 1, None, batch_size)
+    resolve_compile_workers(compile_workers)
 
     def decorator(fn):
         return PruningAutotuner(
@@ -559,7 +634,8 @@ def autotune(configs: Sequence[Config], key: Sequence[str], top_k: float | None 
             min_configs=min_configs, batch_size=batch_size, prior_from_feedback=prior_from_feedback,
             early_config_prune=early_config_prune,
             predictor=predictor, hardware=hardware, target=target, feedback=feedback, feedback_dir=feedback_dir,
-            tie_rtol=tie_rtol, cache_results=cache_results, reset_to_zero=reset_to_zero,
+            tie_rtol=tie_rtol, cache_results=cache_results, compile_workers=compile_workers,
+            reset_to_zero=reset_to_zero,
             restore_value=restore_value, pre_hook=pre_hook, post_hook=post_hook, do_bench=do_bench,
         )
 

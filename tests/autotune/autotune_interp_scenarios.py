@@ -384,6 +384,23 @@ def scenario_config_pruner():
     return out
 
 
+def scenario_compile_workers():
+    # ahead-of-time compiles asked for under the interpreter: skipped, and
+    # tuning is exactly what it is without them
+    out = {}
+    for prune in ("topk", "adaptive"):
+        runs = []
+        for workers in (1, 3):
+            k = autotune(configs(), key=["n"], top_k=0.5, prune=prune, predictor=Recorder(), do_bench=cpu_bench,
+                         feedback=False, prior_from_feedback=False, compile_workers=workers)(add_kernel)
+            ok = run(k)
+            r = k.last_report
+            runs.append({**report_of(k), "correct": ok, "precompiled": r.precompiled,
+                         "precompile_skipped": r.precompile_skipped})
+        out[prune] = runs
+    return out
+
+
 def main(names):
     out = {}
     for name in names:

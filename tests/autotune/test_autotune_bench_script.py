@@ -64,9 +64,12 @@ def test_interpreter_loop_writes_the_summary(tmp_path):
     # full vs adaptive vs top-k on tiny shapes, 4 configs a case, on the CPU
     proc = _run(["--out", str(tmp_path), "--interpret", "--tiny", "--max-configs", "4", "--rounds", "1",
                  "--cases", "rmsnorm_residual,add,quantize_rows_int8", "--strategies", "full,adaptive,topk",
-                 "--top-k", "2"], timeout=600)
+                 "--top-k", "2", "--compile-workers", "2"], timeout=600)
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
     s = json.loads((tmp_path / "summary.json").read_text())
+    # ahead-of-time compiles were asked for; the interpreter compiles nothing
+    assert all(r.get("adaptive_precompiled") == 0 and r.get("adaptive_precompile_s") == 0.0
+               for r in s["cases"] if r.get("status") == "ok")
     assert s["cases_total"] == 3 and s["cases_unseen"] == 2 and s["cases_failed"] == 0
     for key in ("wall_ratio_geomean", "latency_ratio_geomean", "latency_ratio_max"):
         assert s[key] is not None and s[key] > 0

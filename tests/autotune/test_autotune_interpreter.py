@@ -22,6 +22,7 @@ SCENARIOS = [
     "basic", "groups", "fail_open", "fallback", "all_fail", "early_prune",
     "feedback_switch", "stock_perf_model", "callable_package", "default_predictor",
     "adaptive", "adaptive_fallback", "adaptive_prior", "adaptive_default_predictor", "config_pruner",
+    "compile_workers",
 ]
 
 
@@ -242,3 +243,13 @@ def test_config_pruner_in_a_stand_in_autotuner(results):
     assert not r["fail_open"]
     r = results["config_pruner"]["standin_fail_open"]
     assert r["fail_open"] and len(r["kept"]) == 12
+
+
+def test_compile_workers_change_nothing_under_the_interpreter(results):
+    for prune in ("topk", "adaptive"):
+        off, on = results["compile_workers"][prune]
+        assert off["correct"] and on["correct"]
+        assert on["precompile_skipped"] == "interpreter" and on["precompiled"] == 0
+        assert off["precompile_skipped"] is None
+        if prune == "topk":  # adaptive's stop depends on the CPU timings as well
+            assert on["benchmarked"] == off["benchmarked"]
