@@ -98,6 +98,7 @@ def main() -> None:
     from learned_cost.train.build import load_features
     from learned_cost.train.fit import FitParams, family_folds
     from learned_cost.train.metrics import evaluate_scores, random_k_scores
+    from learned_cost.train.evaluate import options_only_groups
     from learned_cost.models.learned import input_names
 
     ap = argparse.ArgumentParser()
@@ -155,6 +156,19 @@ def main() -> None:
     pd.set_option("display.width", 200)
     print(f"{len(sub)} rows, {sub['group'].nunique()} groups, {sub['family'].nunique()} families held out in turn")
     print(pd.DataFrame.from_dict(recs, orient="index")[cols].to_string(float_format=lambda v: f"{v:.3f}"))
+    # the same scores on options-only subgroups (as learned-cost evaluate reports them)
+    oo = options_only_groups(sub)
+    keep = oo.notna().to_numpy()
+    if keep.any():
+        base_oo = pd.DataFrame({"group": oo[keep].to_numpy(), "latency_us": sub["latency_us"].to_numpy()[keep]})
+        rec_oo = {}
+        for v in variants + ["analytic"]:
+            s, _ = evaluate_scores(base_oo.assign(score=scores[v].to_numpy()[keep]), "score",
+                                   predicts_us=v not in ("lambdarank", "rel_rank"))
+            rec_oo[v] = s.as_dict()
+        print(f"options-only: {base_oo['group'].nunique()} subgroups")
+        print(pd.DataFrame.from_dict(rec_oo, orient="index")[["regret1_geomean", "hit25", "tau_mean"]]
+              .to_string(float_format=lambda v: f"{v:.3f}"))
     if args.per_family:
         for v in variants:
             rows = []

@@ -100,6 +100,22 @@ class FitParams:
     rank_init: float = 0.05
     # Boosting rounds of that LambdaRank model.
     rank_init_rounds: int = 250
+    # 1: LambdaRank also ranks each options-only subgroup (the configs of a
+    # group sharing one TTIR, differing in num_warps / num_stages only) as a
+    # query of its own, its rows repeated (``option_queries``): a whole
+    # group's query is decided by its tile sizes, this one by launch options
+    # alone. 4-split family CV of the 167,459 H200 rows (not the
+    # evaluation's folds; scripts/lofo_variants.py --splits 4 --param
+    # rank_option_queries=1), log_ratio with rank_init 0.05, 0 -> 1: regret@1
+    # geomean 1.142 -> 1.134, p95 1.756 -> 1.710, max 19.9 -> 8.7, 2%-hit@25%
+    # 0.823 -> 0.822, tau 0.535 -> 0.535, MAPE 26.5 -> 26.8 %; options-only
+    # subgroups hit 0.706 -> 0.710 (the LambdaRank model itself: 0.704 ->
+    # 0.730, tau 0.367 -> 0.413). The full leave-one-family-out evaluation
+    # did not confirm it: regret@1 1.126 -> 1.128 (p95 1.630 -> 1.664, max
+    # 15.9 -> 23.8), hit 0.835 -> 0.832, options-only hit 0.722 -> 0.722,
+    # only corpus -> harvested better (hit 0.689 -> 0.700), and evaluate
+    # 13.4 -> 19.3 min. Off by default. 0 = off.
+    rank_option_queries: int = 0
 
     def lgb_params(self, variant: str) -> dict:
         p = {
@@ -230,7 +246,14 @@ def fit(table: pd.DataFrame, variant: str = "log_latency", params: FitParams | N
     sizes = t.groupby("group", sort=False).size().to_numpy()
     ranker = None
     if variant == "lambdarank":
-        ds = lgb.Dataset(x, label=rank_labels(t), group=sizes, feature_name=names, free_raw_data=True)
+        label = rank_labels(t)
+        if params.rank_option_queries:
+            extra = option_queries(t)
+            if len(extra):
+                x = np.vstack([x, input_matrix(extra)])
+                label = np.concatenate([label, rank_labels(extra)])
+                sizes = np.concatenate([sizes, extra.groupby("group", sort=False).size().to_numpy()])
+        ds = lgb.Dataset(x, label=label, group=sizes, feature_name=names, free_raw_data=True)
     else:
         label = np.log(y_us)
         if variant == "log_ratio":
@@ -242,6 +265,21 @@ def fit(table: pd.DataFrame, variant: str = "log_latency", params: FitParams | N
     start = ranked_start(ranker.booster, params.rank_init) if ranker is not None else None
     booster = lgb.train(params.lgb_params(variant), ds, num_boost_round=params.num_boost_round, init_model=start)
     return Fitted(booster=booster, variant=variant, inputs=names, params=params, ranker=ranker)
+
+
+def option_queries(table: pd.DataFrame) -> pd.DataFrame:
+    """The rows of every options-only subgroup (same group and TTIR digest,
+    2 or more configs, fewer than the whole group) with ``group`` set to the
+    subgroup, contiguous: extra LambdaRank queries that rank launch options
+    alone."""
+    if "ttir_digest" not in table.columns:
+        raise ValueError("rank_option_queries needs the table's ttir_digest column (features tables have it)")
+    sub = table["group"].astype(str) + "|" + table["ttir_digest"].astype(str)
+    size = sub.map(sub.value_counts())
+    whole = table.groupby("group", sort=False)["group"].transform("size")
+    keep = ((size >= 2) & (size < whole)).to_numpy()
+    out = table[keep].assign(group=sub[keep].to_numpy())
+    return out.sort_values(["group", "key"] if "key" in out.columns else ["group"], kind="mergesort")
 
 
 def ranked_start(ranker, rank_init: float):
@@ -351,7 +389,9 @@ def run_fit_tasks(table: pd.DataFrame, tasks: list, params: FitParams | None = N
     ``progress(done, total)`` is called as tasks finish."""
     params = params or FitParams()
     jobs = max(1, int(jobs if jobs is not None else (os.cpu_count() or 1)))
-    cols = [c for c in dict.fromkeys(input_names() + ["latency_us", "group", "key", "family", *SPREAD_COLS])
+    # ttir_digest: the options-only subgroups of rank_option_queries
+    cols = [c for c in dict.fromkeys(input_names() + ["latency_us", "group", "key", "family", "ttir_digest",
+                                                      *SPREAD_COLS])
             if c in table.columns]
     table = table[cols]
     out: list[np.ndarray] = []

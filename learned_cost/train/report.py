@@ -225,6 +225,8 @@ def write_report(res: EvaluationResult, out: str | Path, command: str = "", data
           "deterministic"
           + (f"; the latency variants boosted from a {p.rank_init_rounds}-round LambdaRank model scaled by "
              f"-{p.rank_init} (rank_init)" if p.rank_init > 0 else "")
+          + ("; LambdaRank also ranks each options-only subgroup as a query (rank_option_queries)"
+             if p.rank_option_queries else "")
           + ". Fixed in advance; not tuned on any evaluation fold."),
           (f"Evaluation took {res.seconds:.0f} s ({res.seconds / 60:.1f} min; features table not counted) "
            f"with {res.jobs} fit processes on a machine of {res.cores} cores."), ""]

@@ -46,3 +46,39 @@ def test_a_folds_log_ratio_and_lambdarank_tasks_run_as_one():
     assert [o.tolist() for o in out] == [[1.0, 2.0], [3.0, 4.0], [5.0, 6.0, 7.0], [8.0, 9.0]]
     same, ident = _merge_ranker_tasks(tasks, FitParams(rank_init=0.0))
     assert same == tasks and ident(["a"]) == ["a"]
+
+
+def _with_option_subgroups(table):
+    # configs c and c + 6 share a block size and differ in num_warps: give
+    # them one TTIR digest, as a real num_warps-only pair has
+    c = table["key"].str.rsplit("/c", n=1).str[1].astype(int)
+    return table.assign(ttir_digest=table["family"] + "-b" + (c % 6).astype(str))
+
+
+def test_option_queries_are_the_options_only_subgroups(synthetic_table):
+    from learned_cost.train.fit import option_queries
+
+    t = _with_option_subgroups(synthetic_table)
+    q = option_queries(t)
+    # every group of 12 configs holds 6 pairs: 6 queries of 2 rows per group
+    assert len(q) == len(t) and q["group"].nunique() == 6 * t["group"].nunique()
+    assert (q.groupby("group").size() == 2).all()
+    assert q["group"].str.contains("|", regex=False).all()
+    # contiguous queries, as LambdaRank needs
+    starts = q["group"].ne(q["group"].shift()).cumsum()
+    assert starts.nunique() == q["group"].nunique()
+    # no subgroups when every config has its own code
+    assert option_queries(synthetic_table).empty
+
+
+def test_ranker_with_option_queries_trains_on_the_extra_queries(synthetic_table):
+    t = _with_option_subgroups(synthetic_table)
+    base = fit(t, "lambdarank", FitParams(num_boost_round=40, num_leaves=15, num_threads=1, rank_option_queries=0))
+    more = fit(t, "lambdarank", FitParams(num_boost_round=40, num_leaves=15, num_threads=1, rank_option_queries=1))
+    x = input_matrix(t)
+    assert not np.allclose(base.booster.predict(x), more.booster.predict(x))
+    # a table without option subgroups trains exactly as before
+    on, off = (FitParams(num_boost_round=40, num_leaves=15, num_threads=1, rank_option_queries=q) for q in (1, 0))
+    xs = input_matrix(synthetic_table)
+    np.testing.assert_array_equal(fit(synthetic_table, "lambdarank", on).booster.predict(xs),
+                                  fit(synthetic_table, "lambdarank", off).booster.predict(xs))
