@@ -44,6 +44,7 @@ from .fit import (
     INTERVAL_SPLITS,
     LOG_RATIO_AND_RANKER,
     FitParams,
+    options_only_groups,
     family_folds,
     interval_from_oof,
     pick_variant,
@@ -280,7 +281,8 @@ def _merge_ranker_tasks(tasks: list, params: FitParams):
     first: a fold's log_ratio and lambdarank tasks become one task that
     returns both. Returns the tasks to run and a function that turns their
     results back into one result per original task."""
-    if params.rank_init <= 0:
+    if params.rank_init <= 0 or params.rank_init_rounds != params.num_boost_round:
+        # (with other rounds the ranker inside log_ratio is not the lambdarank task's model)
         return tasks, lambda results: results
     by_fold = {}
     for i, (v, tr, te) in enumerate(tasks):
@@ -359,16 +361,6 @@ def _per_family(table: pd.DataFrame, scores: pd.DataFrame) -> pd.DataFrame:
                    if name == "learned" else math.nan)
             recs.append({"family": fam, "model": name, "rows": len(t), **s.as_dict(), "interval_coverage": cov})
     return pd.DataFrame.from_records(recs)
-
-
-def options_only_groups(table: pd.DataFrame) -> pd.Series:
-    """Options-only subgroup of each row: its group and TTIR digest, so the
-    configs of one subgroup share the code and differ only in launch options
-    (num_warps, num_stages). Rows alone in their subgroup get NaN (nothing
-    to rank)."""
-    sub = table["group"].astype(str) + "|" + table["ttir_digest"].astype(str)
-    size = sub.map(sub.value_counts())
-    return sub.where(size >= 2)
 
 
 def options_only_summary(table: pd.DataFrame, scores: pd.DataFrame) -> pd.DataFrame:

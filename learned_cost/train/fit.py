@@ -243,9 +243,9 @@ def fit(table: pd.DataFrame, variant: str = "log_latency", params: FitParams | N
         raise ValueError("latency_us must be finite and > 0 on every training row")
     x = input_matrix(t)
     names = input_names()
-    sizes = t.groupby("group", sort=False).size().to_numpy()
     ranker = None
     if variant == "lambdarank":
+        sizes = t.groupby("group", sort=False).size().to_numpy()
         label = rank_labels(t)
         if params.rank_option_queries:
             extra = option_queries(t)
@@ -267,17 +267,26 @@ def fit(table: pd.DataFrame, variant: str = "log_latency", params: FitParams | N
     return Fitted(booster=booster, variant=variant, inputs=names, params=params, ranker=ranker)
 
 
-def option_queries(table: pd.DataFrame) -> pd.DataFrame:
-    """The rows of every options-only subgroup (same group and TTIR digest,
-    2 or more configs, fewer than the whole group) with ``group`` set to the
-    subgroup, contiguous: extra LambdaRank queries that rank launch options
-    alone."""
-    if "ttir_digest" not in table.columns:
-        raise ValueError("rank_option_queries needs the table's ttir_digest column (features tables have it)")
+def options_only_groups(table: pd.DataFrame) -> pd.Series:
+    """Options-only subgroup of each row: its group and TTIR digest, so the
+    configs of one subgroup share the code and differ only in launch options
+    (num_warps, num_stages). Rows alone in their subgroup get NaN (nothing
+    to rank)."""
     sub = table["group"].astype(str) + "|" + table["ttir_digest"].astype(str)
     size = sub.map(sub.value_counts())
+    return sub.where(size >= 2)
+
+
+def option_queries(table: pd.DataFrame) -> pd.DataFrame:
+    """The rows of every options-only subgroup (``options_only_groups``)
+    smaller than its whole group, with ``group`` set to the subgroup,
+    contiguous: extra LambdaRank queries that rank launch options alone."""
+    if "ttir_digest" not in table.columns:
+        raise ValueError("rank_option_queries needs the table's ttir_digest column (features tables have it)")
+    sub = options_only_groups(table)
+    size = sub.map(sub.value_counts())
     whole = table.groupby("group", sort=False)["group"].transform("size")
-    keep = ((size >= 2) & (size < whole)).to_numpy()
+    keep = (sub.notna() & (size < whole)).to_numpy()
     out = table[keep].assign(group=sub[keep].to_numpy())
     return out.sort_values(["group", "key"] if "key" in out.columns else ["group"], kind="mergesort")
 

@@ -46,6 +46,9 @@ def test_a_folds_log_ratio_and_lambdarank_tasks_run_as_one():
     assert [o.tolist() for o in out] == [[1.0, 2.0], [3.0, 4.0], [5.0, 6.0, 7.0], [8.0, 9.0]]
     same, ident = _merge_ranker_tasks(tasks, FitParams(rank_init=0.0))
     assert same == tasks and ident(["a"]) == ["a"]
+    # a ranker of other rounds than the lambdarank task's is another model: no merge
+    other, _ = _merge_ranker_tasks(tasks, FitParams(rank_init=0.05, num_boost_round=40))
+    assert other == tasks
 
 
 def _with_option_subgroups(table):
