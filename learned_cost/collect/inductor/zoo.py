@@ -132,6 +132,9 @@ def _hf_model(kind: str, attn: str = "sdpa", **cfg: Any):
         elif kind == "t5":
             config = transformers.T5Config(**cfg)
             model = transformers.T5ForConditionalGeneration._from_config(config)
+        elif kind in _MASKED_LM_CONFIGS:
+            config = getattr(transformers, _MASKED_LM_CONFIGS[kind])(**cfg)
+            model = transformers.AutoModelForMaskedLM.from_config(config, attn_implementation=attn)
         else:
             raise ValueError(kind)
         model = model.to(device=device, dtype=_torch_dtype(dtype))
@@ -147,6 +150,13 @@ def _hf_model(kind: str, attn: str = "sdpa", **cfg: Any):
         return _training_step(_HFLoss(model, kind), make_inputs, lambda out, *a: out, mode, shapes)
 
     return build
+
+
+# encoders trained like BERT (masked LM) whose layers differ from BERT's:
+# DeBERTa-v2 (disentangled relative-position attention, gathers of position
+# scores), DistilBERT (no token types, fused layout), RoBERTa-style ALBERT
+# (factorised embeddings, one layer shared across depth)
+_MASKED_LM_CONFIGS = {"deberta_v2": "DebertaV2Config", "distilbert": "DistilBertConfig", "albert": "AlbertConfig"}
 
 
 def _hf_loss_module():
@@ -529,6 +539,37 @@ def _entries() -> list[ZooEntry]:
     out.append(E("regnet_x_400mf", {"B": 32, "HW": 64}, "bf16", _vision("torchvision", "regnet_x_400mf"), needs=tv))
     out.append(E("mixer_s16", {"B": 32, "HW": 64}, "fp16", _vision("timm", "mixer_s16_224", img_size=64), needs=tm))
     out.append(E("swin_t", {"B": 16, "HW": 64}, "bf16", _vision("torchvision", "swin_t"), needs=tv))
+    # Architectures of the fourth harvest: OPT (ReLU MLP, learned positions,
+    # biased LayerNorm), GPT-NeoX (parallel residual, rotary on a quarter of
+    # each head), Qwen3 (RMSNorm on queries and keys), StarCoder2 (tanh-GELU
+    # MLP with biases, LayerNorm), DeBERTa-v2, DistilBERT, ALBERT (see
+    # _MASKED_LM_CONFIGS), DenseNet (concatenations), MnasNet, PoolFormer
+    # (average-pool token mixing), DeiT, MobileViT (unfold/fold patches).
+    out.append(E("opt", {"B": 4, "S": 384}, "fp16",
+                 _hf_causal_lm("OPTConfig", vocab_size=8192, hidden_size=512, ffn_dim=2048, num_hidden_layers=2,
+                               num_attention_heads=8, max_position_embeddings=1024, word_embed_proj_dim=512,
+                               pad_token_id=0, bos_token_id=0, eos_token_id=0), needs=tf))
+    out.append(E("gpt_neox", {"B": 4, "S": 256}, "bf16",
+                 _hf_causal_lm("GPTNeoXConfig", vocab_size=8192, hidden_size=512, intermediate_size=2048,
+                               num_hidden_layers=2, num_attention_heads=8, rotary_pct=0.25,
+                               max_position_embeddings=1024, bos_token_id=0, eos_token_id=0), needs=tf))
+    out.append(E("qwen3", {"B": 4, "S": 320}, "bf16", _hf_causal_lm("Qwen3Config", head_dim=64, **_SMALL_LM), needs=tf))
+    out.append(E("starcoder2", {"B": 2, "S": 768}, "fp16",
+                 _hf_causal_lm("Starcoder2Config", hidden_act="gelu_pytorch_tanh", bos_token_id=0, eos_token_id=0,
+                               **{**_SMALL_LM, "intermediate_size": 2048}), needs=tf))
+    _encoder = dict(vocab_size=8192, hidden_size=384, num_hidden_layers=2, num_attention_heads=6,
+                    intermediate_size=1536, max_position_embeddings=512)
+    out.append(E("deberta_v2", {"B": 8, "S": 256}, "bf16", _hf_model("deberta_v2", attn="eager", **_encoder), needs=tf))
+    out.append(E("distilbert", {"B": 16, "S": 192}, "fp32",
+                 _hf_model("distilbert", attn="eager", vocab_size=8192, dim=384, n_layers=2, n_heads=6, hidden_dim=1536,
+                           max_position_embeddings=512), needs=tf))
+    out.append(E("albert", {"B": 16, "S": 128}, "fp16",
+                 _hf_model("albert", attn="eager", embedding_size=128, num_hidden_groups=1, **_encoder), needs=tf))
+    out.append(E("densenet121", {"B": 16, "HW": 64}, "fp32", _vision("torchvision", "densenet121"), needs=tv))
+    out.append(E("mnasnet0_5", {"B": 32, "HW": 96}, "bf16", _vision("torchvision", "mnasnet0_5"), needs=tv))
+    out.append(E("poolformer_s12", {"B": 16, "HW": 64}, "bf16", _vision("timm", "poolformer_s12"), needs=tm))
+    out.append(E("deit_tiny", {"B": 32, "HW": 64}, "fp16", _vision("timm", "deit_tiny_patch16_224", img_size=64), needs=tm))
+    out.append(E("mobilevit_xxs", {"B": 16, "HW": 128}, "fp32", _vision("timm", "mobilevit_xxs"), needs=tm))
     # matmul templates come from max-autotune: Inductor then writes Triton
     # GEMMs (and benchmarks them against cuBLAS).
     maxat = "max-autotune-no-cudagraphs"
