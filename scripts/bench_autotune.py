@@ -86,6 +86,7 @@ from learned_cost.autotune.bench_kernels import (
     case_order,
     estimated_seconds,
 )
+from learned_cost.autotune.tuner import resolve_compile_workers
 
 STRATEGIES = ("full", "adaptive", "topk")
 
@@ -204,7 +205,7 @@ def fresh_jit(kernel):
 
 
 def tune(kind: str, fam: BenchFamily, configs: list, case: Case, dev: Dev, cache_root: Path, tag: str,
-         predictor, feedback_dir, top_k: float = 0.25, compile_workers: int = 1):
+         predictor, feedback_dir, top_k: float = 0.25, compile_workers: int | None = None):
     """Tune from a cold cache; (tuner, jit, wall seconds, SplitBench)."""
     from learned_cost.autotune import autotune as lc_autotune
 
@@ -682,9 +683,9 @@ def main(argv=None) -> int:
     p.add_argument("--out", default="", help="output directory (required except for --replay)")
     p.add_argument("--deadline", type=float, default=460.0,
                    help="seconds from start after which no case starts that is estimated to end past it")
-    p.add_argument("--compile-workers", type=int, default=1,
+    p.add_argument("--compile-workers", type=int, default=None,
                    help="threads compiling the pruned runs' configs ahead of their benchmark "
-                        "(autotune(compile_workers=...); 1 = off, the default)")
+                        "(autotune(compile_workers=...); default: the library's, 4 at most one per core; 1 = off)")
     p.add_argument("--strategies", default="full,adaptive",
                    help="comma-separated, full first or not: full,adaptive[,topk] (topk: --top-k)")
     p.add_argument("--top-k", type=float, default=0.25, help="share (<= 1) or count kept by the topk strategy")
@@ -709,7 +710,7 @@ def main(argv=None) -> int:
         return replay(args)
     if not args.out:
         p.error("--out is required")
-    if args.compile_workers < 1:
+    if args.compile_workers is not None and args.compile_workers < 1:
         p.error(f"--compile-workers must be >= 1, got {args.compile_workers}")
     start = time.perf_counter()
     strategies = [s for s in args.strategies.split(",") if s]
@@ -737,7 +738,7 @@ def main(argv=None) -> int:
     predictor = RecordingPredictor()
     meta: dict[str, Any] = {
         "device": dev.name, "triton": triton.__version__, "torch": torch.__version__, "strategies": strategies,
-        "top_k": args.top_k, "compile_workers": args.compile_workers, "rounds": args.rounds, "deadline_s": args.deadline,
+        "top_k": args.top_k, "compile_workers": resolve_compile_workers(args.compile_workers), "rounds": args.rounds, "deadline_s": args.deadline,
         "started": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
         "unseen_families": {f.name: f.why for f in FAMILIES if f.unseen},
     }

@@ -80,19 +80,32 @@ TTIR_THREADS = max(1, int(os.environ.get("LEARNED_COST_TTIR_THREADS", "4") or 4)
 # benchmark, through Triton's AsyncCompileMode (Triton >= 3.4; its MLIR
 # passes and ptxas run outside the GIL). Compiling is most of a pruned
 # tuning's wall time (66 % on the H200 benchmark), and the stock loop
-# compiles one config at a time. 1 = off, the default until a GPU run of
-# scripts/bench_autotune.py --compile-workers has measured it; env
-# LEARNED_COST_COMPILE_WORKERS or autotune(compile_workers=...) set it.
+# compiles one config at a time. On the H200 benchmark (18 cases, cold
+# caches, reports/autotune/h200_adaptive4) four threads took the adaptive
+# tuning's wall ratio from 0.293 to 0.215 of stock full autotuning at the
+# same latency, so it is on by default: 4 threads, at most one per CPU core.
+# 1 = off; env LEARNED_COST_COMPILE_WORKERS or autotune(compile_workers=...)
+# set it.
 COMPILE_WORKERS_ENV = "LEARNED_COST_COMPILE_WORKERS"
+DEFAULT_COMPILE_WORKERS = 4
+
+
+def default_compile_workers() -> int:
+    """DEFAULT_COMPILE_WORKERS, at most the CPU cores this process may use."""
+    try:
+        cores = len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        cores = os.cpu_count() or 1
+    return max(1, min(DEFAULT_COMPILE_WORKERS, cores))
 
 
 def resolve_compile_workers(compile_workers: int | None) -> int:
     """Threads for ahead-of-time compiles: the argument, else the
-    environment variable, else 1 (off)."""
+    environment variable, else ``default_compile_workers()``."""
     if compile_workers is None:
         raw = os.environ.get(COMPILE_WORKERS_ENV, "").strip()
         if not raw:
-            return 1
+            return default_compile_workers()
         try:
             compile_workers = int(raw)
         except ValueError:
@@ -607,8 +620,9 @@ def autotune(configs: Sequence[Config], key: Sequence[str], top_k: float | None 
     on-disk cache of tuning results (also on with
     TRITON_CACHE_AUTOTUNING=1). ``compile_workers``: threads that compile
     the configs about to be benchmarked ahead of time (Triton >= 3.4's
-    ``AsyncCompileMode``; default 1 = off, or env
-    ``LEARNED_COST_COMPILE_WORKERS``); benchmarks stay one at a time. The
+    ``AsyncCompileMode``; default 4, at most one per CPU core, or env
+    ``LEARNED_COST_COMPILE_WORKERS``; 1 = off); benchmarks stay one at a
+    time. The
     rest is passed to Triton's Autotuner.
 
     Example::

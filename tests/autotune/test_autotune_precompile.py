@@ -16,7 +16,8 @@ from triton.runtime.autotuner import Config
 
 from learned_cost.autotune import tuner as tuner_mod
 from learned_cost.autotune.adaptive import AdaptiveSearch
-from learned_cost.autotune.tuner import COMPILE_WORKERS_ENV, PruningAutotuner, TuningReport, resolve_compile_workers
+from learned_cost.autotune.tuner import (COMPILE_WORKERS_ENV, DEFAULT_COMPILE_WORKERS, PruningAutotuner, TuningReport,
+                                        default_compile_workers, resolve_compile_workers)
 
 
 class StandInJIT:
@@ -86,7 +87,8 @@ def test_precompile_is_skipped_when_it_cannot_help(workers, configs, interpretin
 
 def test_compile_workers_are_validated_with_the_bad_value_named(monkeypatch):
     monkeypatch.delenv(COMPILE_WORKERS_ENV, raising=False)
-    assert resolve_compile_workers(None) == 1
+    assert resolve_compile_workers(None) == default_compile_workers()
+    assert 1 <= default_compile_workers() <= DEFAULT_COMPILE_WORKERS
     assert resolve_compile_workers(3) == 3
     for bad in (0, -2, 1.5, "2", True):
         with pytest.raises(ValueError, match=repr(bad).replace("(", r"\(").replace(".", r"\.")):
