@@ -271,6 +271,17 @@ def misc_kernel(x_ptr, out_ptr, hist_ptr, n, BLOCK: tl.constexpr):
 # ---------------------------------------------------------------- specs
 
 
+@triton.jit
+def descriptor_kernel(x_ptr, out_ptr, M, N, BM: tl.constexpr, BN: tl.constexpr):
+    # one tile in and one out through tensor descriptors built on the device
+    pid_m = tl.program_id(0)
+    pid_n = tl.program_id(1)
+    x_desc = tl.make_tensor_descriptor(x_ptr, shape=[M, N], strides=[N, 1], block_shape=[BM, BN])
+    o_desc = tl.make_tensor_descriptor(out_ptr, shape=[M, N], strides=[N, 1], block_shape=[BM, BN])
+    x = x_desc.load([pid_m * BM, pid_n * BN])
+    o_desc.store([pid_m * BM, pid_n * BN], x * 2.0)
+
+
 def _cdiv(a: int, b: int) -> int:
     return -(-a // b)
 
@@ -354,6 +365,10 @@ SPECS: list[dict] = [
      "signature": {"a_ptr": "*fp16", "c_ptr": "*fp32", "M": "i32", "N": "i32", "stride_m": "i32"},
      "constexprs": {"BM": 64, "BN": 64},
      "bindings": {"M": 4096, "N": 1024, "stride_m": 1024}, "grid": [64]},
+    {"name": "descriptor", "kernel": descriptor_kernel,
+     "signature": {"x_ptr": "*fp16", "out_ptr": "*fp16", "M": "i32", "N": "i32"},
+     "constexprs": {"BM": 64, "BN": 128},
+     "bindings": {"M": 4096, "N": 1024}, "grid": [64, 8]},
     {"name": "misc", "kernel": misc_kernel,
      "signature": {"x_ptr": "*fp32", "out_ptr": "*fp32", "hist_ptr": "*i32", "n": "i32"},
      "constexprs": {"BLOCK": 256},

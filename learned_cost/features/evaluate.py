@@ -451,7 +451,12 @@ class Evaluator:
             vtype = op.result_types[0] if op.result_types else None
             mask_name = ops[1] if len(ops) > 1 and op.name == "tt.load" else None
         else:
-            vname = ops[1] if len(ops) > 1 else None
+            # tt.store %ptr, %value[, %mask]; descriptor stores and scatters
+            # print %desc[%offsets...], %value: the value comes last
+            if op.name == "tt.store":
+                vname = ops[1] if len(ops) > 1 else None
+            else:
+                vname = ops[-1] if len(ops) > 1 else None
             vtype = fr.type(vname)
             mask_name = ops[2] if len(ops) > 2 and op.name == "tt.store" else None
         if vtype is None and block_ptr:
@@ -491,7 +496,8 @@ class Evaluator:
     def _atomic(self, fr: _Frame, op: Operation, mults: list) -> None:
         w = mults[-1]
         ops = self._operands(fr, op)
-        vname = ops[1] if len(ops) > 1 else None
+        # tt.descriptor_reduce <kind>, %desc[%offsets...], %value: value last
+        vname = (ops[-1] if op.name == "tt.descriptor_reduce" else ops[1]) if len(ops) > 1 else None
         vtype = fr.type(vname) or (op.result_types[0] if op.result_types else None)
         if op.name == "tt.atomic_cas" and len(ops) > 2:
             vtype = fr.type(ops[2]) or vtype

@@ -14,7 +14,8 @@ HERE = Path(__file__).resolve().parent
 
 lib = pytest.importorskip("learned_cost.collect.corpus.library")
 NAMES = [f.name for f in lib.FAMILIES]
-DOT_FAMILIES = {"blockptr_matmul", "persistent_matmul", "moe_gemm"}
+DOT_FAMILIES = {"blockptr_matmul", "tma_matmul", "persistent_matmul", "moe_gemm"}
+ATTENTION_FAMILIES = {"tma_attention"}
 
 
 def test_collector_measures_and_checks_every_library_family(tmp_path, corpus_checks):
@@ -43,6 +44,15 @@ def test_stock_triton_makes_ttir_and_features_for_real_shapes(fam, corpus_checks
                 rows = shape["T"] * shape["TOPK"] if fam.name == "moe_gemm" else shape["M"]
                 # padded tiles compute at least the problem's FLOPs
                 assert v["total_dot_flops"] >= 2 * rows * shape["N"] * shape["K"], (stage, fam.name)
+            elif fam.name in ATTENTION_FAMILIES:
+                assert v["total_dot_flops"] > 0
+                assert v["total_store_bytes"] >= 2 * shape["B"] * shape["H"] * shape["S"] * shape["D"]
+                if stage == "optimized":
+                    # QK^T and PV over the visited keys (about half of them,
+                    # causal; the raw stage keeps tl.minimum a call, so its
+                    # causal loop bound is not resolved)
+                    b, h, n, d = shape["B"], shape["H"], shape["S"], shape["D"]
+                    assert v["total_dot_flops"] >= 4 * b * h * n * n * d / (2 if shape["causal"] else 1) * 0.95
             else:
                 assert v["total_dot_flops"] == 0
             if fam.name in ("paged_decode", "moe_gemm"):
@@ -50,6 +60,15 @@ def test_stock_triton_makes_ttir_and_features_for_real_shapes(fam, corpus_checks
         if fam.name == "blockptr_matmul":
             # block pointers are in the raw TTIR; the ttir passes lower them
             assert "tt.make_tensor_ptr" in texts.raw and feats["raw"].values["block_ptr_ops"] > 0
+        if fam.name == "tma_matmul":
+            # descriptor loads stay descriptor loads and count their tiles'
+            # bytes: every program reads a row panel of x and of w
+            assert "tt.descriptor_load" in texts.optimized
+            v = feats["optimized"].values
+            elem = 2  # fp16 / bf16
+            assert v["block_ptr_ops"] > 0
+            assert v["total_load_bytes"] >= elem * (shape["M"] * shape["K"] + shape["N"] * shape["K"])
+            assert v["total_store_bytes"] >= elem * shape["M"] * shape["N"]
 
 
 @pytest.mark.parametrize("fam", lib.FAMILIES, ids=NAMES)

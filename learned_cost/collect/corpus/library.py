@@ -1,6 +1,8 @@
 """Kernel structures common in Triton libraries that the other corpus modules
 do not cover: a matmul through block pointers (``tl.make_block_ptr`` /
-``tl.advance`` with boundary checks, weight stored transposed), a persistent
+``tl.advance`` with boundary checks, weight stored transposed), the same
+through tensor descriptors built on the device (``tl.make_tensor_descriptor``,
+TMA on Hopper) and a flash-attention forward through 3-D descriptors, a persistent
 matmul (one program per SM walking output tiles with ``tl.range``),
 paged-attention decode (K/V gathered page by page through a block table),
 a mixture-of-experts grouped GEMM (tokens sorted by expert, per-block expert
@@ -24,7 +26,7 @@ import triton.language as tl
 
 from ..family import Family, Launch, cdiv, next_pow2, product
 from ._common import empty, randn
-from .matmul import dot_tile_fits
+from .matmul import _attn_configs, _attn_inputs, _attn_ref, dot_tile_fits
 
 HALF_DTYPES = ("fp16", "bf16")
 FLOAT_DTYPES = ("fp16", "bf16", "fp32")
@@ -113,6 +115,162 @@ BLOCKPTR_MATMUL = Family(
     ),
     reference=lambda t, s, d: t["x"].double() @ t["w"].double().T,
     tolerance={"fp16": 5e-3, "bf16": 2e-2},
+)
+
+
+# ---------------------------------------------------------------- tensor-descriptor matmul
+
+
+@triton.jit
+def tma_matmul_kernel(
+    x_ptr, w_ptr, out_ptr, M, N, K,
+    BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr, GROUP_M: tl.constexpr,
+):
+    # out = x @ w.T, w stored (N, K), every operand row-major and contiguous.
+    # Tiles move through tensor descriptors built on the device
+    # (tl.make_tensor_descriptor: the Hopper TMA unit copies whole tiles and
+    # pads the ragged edges with zeros), so no address arithmetic or masks
+    # appear in the kernel.
+    pid = tl.program_id(0)
+    num_n = tl.cdiv(N, BLOCK_N)
+    pid_m, pid_n = tl.swizzle2d(pid // num_n, pid % num_n, tl.cdiv(M, BLOCK_M), num_n, GROUP_M)
+    x_desc = tl.make_tensor_descriptor(x_ptr, shape=[M, K], strides=[K, 1], block_shape=[BLOCK_M, BLOCK_K])
+    w_desc = tl.make_tensor_descriptor(w_ptr, shape=[N, K], strides=[K, 1], block_shape=[BLOCK_N, BLOCK_K])
+    o_desc = tl.make_tensor_descriptor(out_ptr, shape=[M, N], strides=[N, 1], block_shape=[BLOCK_M, BLOCK_N])
+    acc = tl.zeros([BLOCK_M, BLOCK_N], tl.float32)
+    for k in range(0, K, BLOCK_K):
+        a = x_desc.load([pid_m * BLOCK_M, k])
+        b = w_desc.load([pid_n * BLOCK_N, k])
+        acc = tl.dot(a, b.T, acc)
+    o_desc.store([pid_m * BLOCK_M, pid_n * BLOCK_N], acc.to(out_ptr.dtype.element_ty))
+
+
+def _descriptor_scratch(size: int, alignment: int, stream, device="cuda"):
+    """Global scratch Triton asks for when a kernel builds tensor
+    descriptors on the device (``triton.set_allocator``)."""
+    return torch.empty(size, dtype=torch.int8, device=device)
+
+
+def _tma_matmul_launch(t, s, c, d):
+    x = t["x"]
+    if x.device.type not in ("meta", "cpu"):
+        # device-side descriptors need a scratch allocator in the launching
+        # thread; set before every launch (cheap) so any thread may launch
+        triton.set_allocator(lambda size, align, stream: _descriptor_scratch(size, align, stream, x.device))
+    return Launch(
+        (x, t["w"], t["out"], s["M"], s["N"], s["K"]),
+        {k: c[k] for k in ("BLOCK_M", "BLOCK_N", "BLOCK_K", "GROUP_M")},
+        (cdiv(s["M"], c["BLOCK_M"]) * cdiv(s["N"], c["BLOCK_N"]), 1, 1),
+    )
+
+
+TMA_MATMUL = Family(
+    name="tma_matmul",
+    # K and N multiples of 8: a descriptor's row stride must be a multiple
+    # of 16 bytes
+    tiny={"M": 40, "N": 48, "K": 72},
+    kernel=tma_matmul_kernel,
+    dtypes=HALF_DTYPES,
+    shapes=tuple(
+        {"M": m, "N": n, "K": k}
+        for m, n, k in ((4096, 4096, 4096), (2048, 11008, 4096), (2048, 4096, 11008), (512, 14336, 4096),
+                        (8192, 1024, 4096), (16, 4096, 4096), (128, 12288, 4096), (1000, 3000, 768),
+                        (4097, 2048, 1000), (8192, 8192, 1024), (3072, 768, 3072), (333, 5120, 1536))
+    ),
+    configs=_blockptr_configs,
+    make_inputs=_linear_inputs,
+    launch=_tma_matmul_launch,
+    reference=lambda t, s, d: t["x"].double() @ t["w"].double().T,
+    tolerance={"fp16": 5e-3, "bf16": 2e-2},
+)
+
+
+# ---------------------------------------------------------------- tensor-descriptor attention
+
+
+@triton.jit
+def tma_attention_kernel(
+    q_ptr, k_ptr, v_ptr, o_ptr, BH, seq_len, sm_scale,
+    HEAD_DIM: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, CAUSAL: tl.constexpr,
+):
+    # Flash-attention forward (online softmax) with Q, K, V and O tiles moved
+    # by 3-D tensor descriptors over (batch * heads, seq_len, HEAD_DIM): rows
+    # past seq_len come back as zeros and are not written, so only the
+    # scores need a mask.
+    start_m = tl.program_id(0)
+    bh = tl.program_id(1)
+    head = seq_len * HEAD_DIM
+    q_desc = tl.make_tensor_descriptor(q_ptr, shape=[BH, seq_len, HEAD_DIM], strides=[head, HEAD_DIM, 1],
+                                       block_shape=[1, BLOCK_M, HEAD_DIM])
+    k_desc = tl.make_tensor_descriptor(k_ptr, shape=[BH, seq_len, HEAD_DIM], strides=[head, HEAD_DIM, 1],
+                                       block_shape=[1, BLOCK_N, HEAD_DIM])
+    v_desc = tl.make_tensor_descriptor(v_ptr, shape=[BH, seq_len, HEAD_DIM], strides=[head, HEAD_DIM, 1],
+                                       block_shape=[1, BLOCK_N, HEAD_DIM])
+    o_desc = tl.make_tensor_descriptor(o_ptr, shape=[BH, seq_len, HEAD_DIM], strides=[head, HEAD_DIM, 1],
+                                       block_shape=[1, BLOCK_M, HEAD_DIM])
+    q = q_desc.load([bh, start_m * BLOCK_M, 0]).reshape(BLOCK_M, HEAD_DIM)
+    rm = start_m * BLOCK_M + tl.arange(0, BLOCK_M)
+    m_i = tl.full([BLOCK_M], float("-inf"), tl.float32)
+    l_i = tl.zeros([BLOCK_M], tl.float32)
+    acc = tl.zeros([BLOCK_M, HEAD_DIM], tl.float32)
+    qk_scale = sm_scale * 1.4426950408889634  # exp2 instead of exp
+    if CAUSAL:
+        hi = tl.minimum((start_m + 1) * BLOCK_M, seq_len)
+    else:
+        hi = seq_len
+    for start_n in range(0, hi, BLOCK_N):
+        k = k_desc.load([bh, start_n, 0]).reshape(BLOCK_N, HEAD_DIM)
+        qk = tl.dot(q, k.T) * qk_scale
+        rn = start_n + tl.arange(0, BLOCK_N)
+        valid = rn[None, :] < seq_len
+        if CAUSAL:
+            valid = valid & (rm[:, None] >= rn[None, :])
+        qk = tl.where(valid, qk, float("-inf"))
+        m_new = tl.maximum(m_i, tl.max(qk, 1))
+        m_safe = tl.where(m_new == float("-inf"), 0.0, m_new)
+        p = tl.math.exp2(qk - m_safe[:, None])
+        alpha = tl.math.exp2(m_i - m_safe)
+        l_i = l_i * alpha + tl.sum(p, 1)
+        v = v_desc.load([bh, start_n, 0]).reshape(BLOCK_N, HEAD_DIM)
+        acc = acc * alpha[:, None] + tl.dot(p.to(v.dtype), v)
+        m_i = m_new
+    acc = acc / l_i[:, None]
+    o_desc.store([bh, start_m * BLOCK_M, 0], acc.to(o_ptr.dtype.element_ty).reshape(1, BLOCK_M, HEAD_DIM))
+
+
+def _tma_attention_launch(t, s, c, d):
+    q = t["q"]
+    if q.device.type not in ("meta", "cpu"):
+        triton.set_allocator(lambda size, align, stream: _descriptor_scratch(size, align, stream, q.device))
+    return Launch(
+        (q, t["k"], t["v"], t["out"], s["B"] * s["H"], s["S"], 1.0 / math.sqrt(s["D"])),
+        {"HEAD_DIM": s["D"], "BLOCK_M": c["BLOCK_M"], "BLOCK_N": c["BLOCK_N"], "CAUSAL": bool(s["causal"])},
+        (cdiv(s["S"], c["BLOCK_M"]), s["B"] * s["H"], 1),
+    )
+
+
+def _tma_attention_configs(shape, dtype):
+    # a descriptor tile's rows are at least 8 (its 16-byte rule is met by
+    # HEAD_DIM >= 8 fp16 values); the rest as the pointer-based family
+    return [c for c in _attn_configs(shape, dtype) if c["BLOCK_M"] >= 16 and c["BLOCK_N"] >= 16]
+
+
+TMA_ATTENTION = Family(
+    name="tma_attention",
+    tiny={"B": 1, "H": 2, "S": 40, "D": 16, "causal": 1},
+    kernel=tma_attention_kernel,
+    dtypes=HALF_DTYPES,
+    shapes=tuple(
+        {"B": b, "H": h, "S": s, "D": d, "causal": c}
+        for (b, h, s, d) in ((1, 8, 256, 64), (2, 16, 1024, 64), (4, 32, 1024, 128), (1, 16, 4096, 64),
+                             (1, 8, 8192, 128), (8, 12, 512, 64), (2, 8, 1000, 128), (2, 4, 3000, 64))
+        for c in (0, 1)
+    ),
+    configs=_tma_attention_configs,
+    max_configs=64,
+    make_inputs=_attn_inputs,
+    launch=_tma_attention_launch,
+    reference=_attn_ref,
 )
 
 
@@ -752,4 +910,4 @@ CROSS_ENTROPY_GRAD = Family(
 )
 
 
-FAMILIES = (BLOCKPTR_MATMUL, PERSISTENT_MATMUL, PAGED_DECODE, MOE_GEMM, LAYERNORM_BWD, GLU, CROSS_ENTROPY_GRAD)
+FAMILIES = (BLOCKPTR_MATMUL, TMA_MATMUL, TMA_ATTENTION, PERSISTENT_MATMUL, PAGED_DECODE, MOE_GEMM, LAYERNORM_BWD, GLU, CROSS_ENTROPY_GRAD)
