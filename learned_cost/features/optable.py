@@ -69,6 +69,10 @@ _TABLE: dict[str, tuple[str, ...]] = {
         "tt.get_program_id", "tt.get_num_programs",
         "scf.yield", "scf.condition", "tt.return", "tt.reduce.return", "tt.scan.return",
         "tt.make_tensor_ptr", "tt.advance", "tt.assume", "llvm.intr.assume",
+        # a tensor descriptor built on the device: one small tensormap write
+        # per program, its tiles' traffic is counted at the loads and stores
+        "tt.make_tensor_descriptor", "tt.reinterpret_tensor_descriptor",
+        "tt.experimental_tensormap_create", "tt.experimental_tensormap_fenceproxy_acquire",
         "tt.print", "tt.assert",
     ),
     "load": ("tt.load", "tt.descriptor_load", "tt.experimental_descriptor_load", "tt.descriptor_gather"),

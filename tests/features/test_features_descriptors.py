@@ -20,6 +20,8 @@ def test_descriptor_tiles_are_read_and_written_whole(ttir_text, fixture_spec, va
     # the stored value is the tile, not the i32 offset printed first
     assert f["store_bytes"] == tile_bytes and f["store_elems"] == bm * bn
     assert f["block_ptr_ops"] == 2
+    # building the descriptors is known, not an unknown op
+    assert f["unknown_ops"] == 0
     m, n = 4096, 1024
     assert f["programs"] == (m // bm) * (n // bn)
     assert f["total_load_bytes"] == f["total_store_bytes"] == m * n * 2
