@@ -44,9 +44,10 @@ def test_regression_learns_the_formula(synthetic_table):
 def test_rank_labels():
     import pandas as pd
 
-    t = pd.DataFrame({"group": ["a"] * 4, "latency_us": [10.0, 10.2, 10.4, 30.0]})
-    # slowdowns 0 %, 2 % (< one 3 % step), 4 % (one step), 200 % (floored at 0)
-    assert rank_labels(t).tolist() == [30, 30, 29, 0]
+    t = pd.DataFrame({"group": ["a"] * 5, "latency_us": [10.0, 10.05, 10.2, 10.4, 30.0]})
+    # slowdowns 0 %, 0.5 % (< one 1 % step), 2 % (one full step: 1.01^2 >
+    # 1.02), 4 % (three), 200 % (floored at 0)
+    assert rank_labels(t).tolist() == [30, 30, 29, 27, 0]
 
 
 def test_save_reload_identical(trained, tmp_path):
