@@ -87,6 +87,10 @@ def _linear_inputs(shape, dtype, device):
     }
 
 
+def _linear_ref(t, s, d):
+    return t["x"].double() @ t["w"].double().T
+
+
 def _blockptr_configs(shape, dtype):
     return [c | {"GROUP_M": 8} for c in _dot_configs(shape, dtype)]
 
@@ -113,7 +117,7 @@ BLOCKPTR_MATMUL = Family(
         {k: c[k] for k in ("BLOCK_M", "BLOCK_N", "BLOCK_K", "GROUP_M")},
         (cdiv(s["M"], c["BLOCK_M"]) * cdiv(s["N"], c["BLOCK_N"]), 1, 1),
     ),
-    reference=lambda t, s, d: t["x"].double() @ t["w"].double().T,
+    reference=_linear_ref,
     tolerance={"fp16": 5e-3, "bf16": 2e-2},
 )
 
@@ -145,18 +149,18 @@ def tma_matmul_kernel(
     o_desc.store([pid_m * BLOCK_M, pid_n * BLOCK_N], acc.to(out_ptr.dtype.element_ty))
 
 
-def _descriptor_scratch(size: int, alignment: int, stream, device="cuda"):
-    """Global scratch Triton asks for when a kernel builds tensor
-    descriptors on the device (``triton.set_allocator``)."""
-    return torch.empty(size, dtype=torch.int8, device=device)
+def _use_descriptor_scratch(device) -> None:
+    """Kernels that build tensor descriptors on the device need global
+    scratch from ``triton.set_allocator`` in the launching thread; set before
+    every launch (cheap) so any thread may launch. Nothing for meta or CPU
+    tensors (TTIR generation, the interpreter)."""
+    if device.type not in ("meta", "cpu"):
+        triton.set_allocator(lambda size, alignment, stream: torch.empty(size, dtype=torch.int8, device=device))
 
 
 def _tma_matmul_launch(t, s, c, d):
     x = t["x"]
-    if x.device.type not in ("meta", "cpu"):
-        # device-side descriptors need a scratch allocator in the launching
-        # thread; set before every launch (cheap) so any thread may launch
-        triton.set_allocator(lambda size, align, stream: _descriptor_scratch(size, align, stream, x.device))
+    _use_descriptor_scratch(x.device)
     return Launch(
         (x, t["w"], t["out"], s["M"], s["N"], s["K"]),
         {k: c[k] for k in ("BLOCK_M", "BLOCK_N", "BLOCK_K", "GROUP_M")},
@@ -180,7 +184,7 @@ TMA_MATMUL = Family(
     configs=_blockptr_configs,
     make_inputs=_linear_inputs,
     launch=_tma_matmul_launch,
-    reference=lambda t, s, d: t["x"].double() @ t["w"].double().T,
+    reference=_linear_ref,
     tolerance={"fp16": 5e-3, "bf16": 2e-2},
 )
 
@@ -240,8 +244,7 @@ def tma_attention_kernel(
 
 def _tma_attention_launch(t, s, c, d):
     q = t["q"]
-    if q.device.type not in ("meta", "cpu"):
-        triton.set_allocator(lambda size, align, stream: _descriptor_scratch(size, align, stream, q.device))
+    _use_descriptor_scratch(q.device)
     return Launch(
         (q, t["k"], t["v"], t["out"], s["B"] * s["H"], s["S"], 1.0 / math.sqrt(s["D"])),
         {"HEAD_DIM": s["D"], "BLOCK_M": c["BLOCK_M"], "BLOCK_N": c["BLOCK_N"], "CAUSAL": bool(s["causal"])},
@@ -351,7 +354,7 @@ PERSISTENT_MATMUL = Family(
     configs=_persistent_mm_configs,
     make_inputs=_linear_inputs,
     launch=_persistent_mm_launch,
-    reference=lambda t, s, d: t["x"].double() @ t["w"].double().T,
+    reference=_linear_ref,
     tolerance={"fp16": 5e-3, "bf16": 2e-2},
 )
 
