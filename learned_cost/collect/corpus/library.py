@@ -170,17 +170,13 @@ def _tma_matmul_launch(t, s, c, d):
 
 TMA_MATMUL = Family(
     name="tma_matmul",
-    # K and N multiples of 8: a descriptor's row stride must be a multiple
-    # of 16 bytes
+    # K and N multiples of 8 (every shape here): a descriptor's row stride
+    # must be a multiple of 16 bytes
     tiny={"M": 40, "N": 48, "K": 72},
     kernel=tma_matmul_kernel,
     dtypes=HALF_DTYPES,
-    shapes=tuple(
-        {"M": m, "N": n, "K": k}
-        for m, n, k in ((4096, 4096, 4096), (2048, 11008, 4096), (2048, 4096, 11008), (512, 14336, 4096),
-                        (8192, 1024, 4096), (16, 4096, 4096), (128, 12288, 4096), (1000, 3000, 768),
-                        (4097, 2048, 1000), (8192, 8192, 1024), (3072, 768, 3072), (333, 5120, 1536))
-    ),
+    # the block-pointer family's shapes, so the two tile movers compare directly
+    shapes=LLM_LINEAR_SHAPES,
     configs=_blockptr_configs,
     make_inputs=_linear_inputs,
     launch=_tma_matmul_launch,
