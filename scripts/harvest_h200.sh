@@ -6,6 +6,8 @@
 #   harvest (entries still running then are stopped); REPLAY_S: seconds for
 #   the replay of every capture (the new ones and those in data/inductor),
 #   checked against Inductor's own launches where this run kept the tensors.
+#   CAPTURES (environment, default data/inductor): the earlier captures to
+#   replay too; CAPTURES=none replays only this call's.
 # Rows whose keys are in data/h200 are skipped, so calls continue the dataset.
 set -uo pipefail
 tag=$1; harvest_s=$2; replay_s=$3; shift 3
@@ -36,7 +38,8 @@ inputs=()
 for f in "$out"/captures-h200-"$tag".parquet "$out"/captures-h200-"$tag"-p*.parquet; do
   [ -f "$f" ] && inputs+=("$f")  # one file, or numbered parts when large
 done
-[ -d data/inductor ] && inputs+=(data/inductor)
+captures=${CAPTURES:-data/inductor}
+[ "$captures" != none ] && [ -e "$captures" ] && inputs+=("$captures")
 if [ "$replay_s" -gt 0 ] && [ ${#inputs[@]} -gt 0 ]; then
   python3 -m learned_cost.collect.inductor replay "${inputs[@]}" --tensors "$work/harvest" --out "$work/store" \
     --skip-from data/h200 --export-dir "$out" --export-tag "h200-$tag" --deadline "$replay_s" 2>&1 | tee "$out/replay-$tag.log"

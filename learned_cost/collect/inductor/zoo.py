@@ -117,7 +117,9 @@ def _hf_causal_lm(config_cls: str, attn: str = "sdpa", **cfg: Any):
 
 
 def _hf_model(kind: str, attn: str = "sdpa", **cfg: Any):
-    """BERT (masked LM), ViT (image classification), T5 (seq2seq)."""
+    """BERT and the encoders of ``_MASKED_LM_CONFIGS`` (masked LM), ViT and
+    DINOv2 (image classification), T5 and BART (seq2seq), wav2vec 2.0
+    (audio classification)."""
 
     def build(shapes: list, dtype: str, device: str, mode: str) -> Callable[[], Any]:
         import torch
@@ -132,6 +134,15 @@ def _hf_model(kind: str, attn: str = "sdpa", **cfg: Any):
         elif kind == "t5":
             config = transformers.T5Config(**cfg)
             model = transformers.T5ForConditionalGeneration._from_config(config)
+        elif kind == "bart":
+            config = transformers.BartConfig(**cfg)
+            model = transformers.BartForConditionalGeneration._from_config(config, attn_implementation=attn)
+        elif kind == "dinov2":
+            config = transformers.Dinov2Config(**cfg)
+            model = transformers.Dinov2ForImageClassification._from_config(config, attn_implementation=attn)
+        elif kind == "wav2vec2":
+            config = transformers.Wav2Vec2Config(**cfg)
+            model = transformers.Wav2Vec2ForSequenceClassification._from_config(config, attn_implementation=attn)
         elif kind in _MASKED_LM_CONFIGS:
             config = getattr(transformers, _MASKED_LM_CONFIGS[kind])(**cfg)
             model = transformers.AutoModelForMaskedLM.from_config(config, attn_implementation=attn)
@@ -141,9 +152,12 @@ def _hf_model(kind: str, attn: str = "sdpa", **cfg: Any):
 
         def make_inputs(shape):
             b = shape["B"]
-            if kind == "vit":
+            if kind in ("vit", "dinov2"):
                 px = torch.randn(b, 3, config.image_size, config.image_size, device=device, dtype=_torch_dtype(dtype))
                 return (px, torch.randint(0, config.num_labels, (b,), device=device))
+            if kind == "wav2vec2":  # raw audio: B clips of T samples
+                audio = torch.randn(b, shape["T"], device=device, dtype=_torch_dtype(dtype))
+                return (audio, torch.randint(0, config.num_labels, (b,), device=device))
             ids = torch.randint(0, config.vocab_size, (b, shape["S"]), device=device)
             return (ids, torch.randint(0, config.vocab_size, (b, shape["S"]), device=device))
 
@@ -172,8 +186,10 @@ def _hf_loss_module():
         def forward(self, a, b=None):
             if self.kind == "causal":
                 return self.model(input_ids=a, labels=a).loss
-            if self.kind == "vit":
+            if self.kind in ("vit", "dinov2"):
                 return self.model(pixel_values=a, labels=b).loss
+            if self.kind == "wav2vec2":
+                return self.model(input_values=a, labels=b).loss
             if self.kind == "t5":
                 return self.model(input_ids=a, labels=b).loss
             return self.model(input_ids=a, labels=b).loss
@@ -426,9 +442,45 @@ def _plain_builders() -> dict[str, Callable]:
 
         return M(), lambda s: (torch.randn(s["B"], c, s["HW"], s["HW"], device=device, dtype=dt, requires_grad=True),)
 
+    def unet_block(shape, dt, device):
+        # a diffusion U-Net's residual block and spatial self-attention:
+        # GroupNorm(32) + SiLU before each convolution, the timestep
+        # embedding added per channel, one attention head per 64 channels
+        c, temb = shape["C"], 4 * shape["C"]
+        heads = max(1, c // 64)
+
+        class M(nn.Module):
+            def __init__(self):
+                super().__init__()
+                kw = dict(device=device, dtype=dt)
+                self.gn1, self.gn2, self.gn3 = (nn.GroupNorm(32, c, **kw) for _ in range(3))
+                self.conv1 = nn.Conv2d(c, c, 3, padding=1, **kw)
+                self.conv2 = nn.Conv2d(c, c, 3, padding=1, **kw)
+                self.temb = nn.Linear(temb, c, **kw)
+                self.qkv = nn.Conv2d(c, 3 * c, 1, **kw)
+                self.proj = nn.Conv2d(c, c, 1, **kw)
+
+            def forward(self, x, t):
+                h = self.conv1(F.silu(self.gn1(x)))
+                h = h + self.temb(F.silu(t))[:, :, None, None]
+                h = self.conv2(F.dropout(F.silu(self.gn2(h)), 0.1, self.training))
+                x = x + h
+                b, _, hh, ww = x.shape
+                q, k, v = self.qkv(self.gn3(x)).reshape(b, 3, heads, c // heads, hh * ww).transpose(-1, -2).unbind(1)
+                a = F.scaled_dot_product_attention(q, k, v)
+                x = x + self.proj(a.transpose(-1, -2).reshape(b, c, hh, ww))
+                return x.float().pow(2).mean()
+
+        def inputs(s):
+            return (torch.randn(s["B"], c, s["HW"], s["HW"], device=device, dtype=dt, requires_grad=True),
+                    torch.randn(s["B"], temb, device=device, dtype=dt))
+
+        return M(), inputs
+
     return {
         "losses": losses, "norms": norms, "attention": attention, "flex_attention": flex_attention,
         "gather_scatter": gather_scatter, "scans": scans, "mlp": mlp, "pointwise": pointwise, "conv": conv,
+        "unet_block": unet_block,
     }
 
 
@@ -570,6 +622,56 @@ def _entries() -> list[ZooEntry]:
     out.append(E("poolformer_s12", {"B": 16, "HW": 64}, "bf16", _vision("timm", "poolformer_s12"), needs=tm))
     out.append(E("deit_tiny", {"B": 32, "HW": 64}, "fp16", _vision("timm", "deit_tiny_patch16_224", img_size=64), needs=tm))
     out.append(E("mobilevit_xxs", {"B": 16, "HW": 128}, "fp32", _vision("timm", "mobilevit_xxs"), needs=tm))
+    # Programs of the fifth harvest: Falcon (multi-query attention, parallel
+    # attention and MLP), BLOOM (ALiBi position biases), GPT-J (interleaved
+    # rotary on part of each head), Phi (partial rotary, one LayerNorm per
+    # block), OLMo-2 (RMSNorm after attention and MLP, norms on the whole
+    # query and key projections), BART (biased LayerNorm, GELU), wav2vec 2.0
+    # (strided 1-D convolutions over raw audio, GroupNorm over time, a
+    # grouped positional convolution), DINOv2 (layer scale), NF-ResNet (scaled
+    # weight standardisation: reductions over weights), XCiT (attention across
+    # channels, L2-normalised queries and keys), ResMLP (affine
+    # normalisation), GhostNet (cheap-operation concatenations, hard-sigmoid
+    # excitation), LeViT (attention with batch norm), MobileNetV2 (ReLU6),
+    # SqueezeNet (fire-module concatenations), and a diffusion U-Net block
+    # written here (GroupNorm + SiLU, timestep embedding, spatial attention).
+    out.append(E("falcon", {"B": 4, "S": 384}, "fp16",
+                 _hf_causal_lm("FalconConfig", vocab_size=8192, hidden_size=512, num_hidden_layers=2, num_attention_heads=8,
+                               multi_query=True, parallel_attn=True, new_decoder_architecture=False, bias=False,
+                               alibi=False, bos_token_id=0, eos_token_id=0), needs=tf))
+    out.append(E("bloom", {"B": 4, "S": 256}, "bf16",
+                 _hf_causal_lm("BloomConfig", attn="eager", vocab_size=8192, hidden_size=512, n_layer=2, n_head=8,
+                               bos_token_id=0, eos_token_id=0), needs=tf))
+    out.append(E("gptj", {"B": 4, "S": 256}, "fp16",
+                 _hf_causal_lm("GPTJConfig", attn="eager", vocab_size=8192, n_embd=512, n_layer=2, n_head=8, rotary_dim=32,
+                               n_positions=1024, bos_token_id=0, eos_token_id=0), needs=tf))
+    out.append(E("phi", {"B": 4, "S": 320}, "bf16",
+                 _hf_causal_lm("PhiConfig", partial_rotary_factor=0.5, **{**_SMALL_LM, "intermediate_size": 2048}), needs=tf))
+    out.append(E("olmo2", {"B": 4, "S": 256}, "bf16",
+                 _hf_causal_lm("Olmo2Config", pad_token_id=0, bos_token_id=0, eos_token_id=0, **_SMALL_LM), needs=tf))
+    out.append(E("bart", {"B": 8, "S": 192}, "fp16",
+                 _hf_model("bart", vocab_size=8192, d_model=384, encoder_layers=2, decoder_layers=2,
+                           encoder_attention_heads=6, decoder_attention_heads=6, encoder_ffn_dim=1536,
+                           decoder_ffn_dim=1536, max_position_embeddings=512, pad_token_id=1, bos_token_id=0,
+                           eos_token_id=2, decoder_start_token_id=2), needs=tf))
+    out.append(E("wav2vec2", {"B": 8, "T": 16000}, "fp32",
+                 _hf_model("wav2vec2", hidden_size=256, num_hidden_layers=2, num_attention_heads=4, intermediate_size=1024,
+                           conv_dim=(256,) * 7, feat_extract_norm="group", num_conv_pos_embeddings=64,
+                           num_conv_pos_embedding_groups=16, mask_time_prob=0.0, num_labels=10,
+                           classifier_proj_size=128), needs=tf))
+    out.append(E("dinov2", {"B": 32}, "bf16",
+                 _hf_model("dinov2", image_size=112, patch_size=14, hidden_size=384, num_hidden_layers=2,
+                           num_attention_heads=6, num_labels=100), needs=tf))
+    out.append(E("nf_resnet26", {"B": 16, "HW": 96}, "fp32", _vision("timm", "nf_resnet26"), needs=tm))
+    out.append(E("xcit_nano", {"B": 32, "HW": 96}, "fp16", _vision("timm", "xcit_nano_12_p16_224", img_size=96), needs=tm))
+    out.append(E("resmlp_12", {"B": 32, "HW": 64}, "bf16", _vision("timm", "resmlp_12_224", img_size=64), needs=tm))
+    out.append(E("ghostnet", {"B": 32, "HW": 96}, "fp32", _vision("timm", "ghostnet_100"), needs=tm))
+    out.append(E("levit_128s", {"B": 32, "HW": 128}, "fp16", _vision("timm", "levit_128s", img_size=128), needs=tm))
+    out.append(E("mobilenet_v2", {"B": 32, "HW": 96}, "bf16", _vision("torchvision", "mobilenet_v2"), needs=tv))
+    out.append(E("squeezenet1_1", {"B": 32, "HW": 128}, "fp32", _vision("torchvision", "squeezenet1_1"), needs=tv))
+    for shape, dtype in (({"B": 8, "C": 128, "HW": 32}, "bf16"), ({"B": 4, "C": 256, "HW": 16}, "fp16"),
+                         ({"B": 16, "C": 64, "HW": 64}, "fp32")):
+        out.append(E("unet_block", shape, dtype, _plain("unet_block")))
     # matmul templates come from max-autotune: Inductor then writes Triton
     # GEMMs (and benchmarks them against cuBLAS).
     maxat = "max-autotune-no-cudagraphs"
