@@ -110,8 +110,9 @@ class TypeInfo:
                 self.dtype = "other"
         else:
             self.elem_bytes, self.is_float, self.dtype = 4, False, "other"
-        # register / UB footprint: data and index tensors; pointer tensors and
-        # scalars are left out (backends rebuild addresses from base + offsets)
+        # register / UB footprint: tensors; pointer tensors and scalars are
+        # left out (backends rebuild addresses from base + offsets), and so is
+        # index arithmetic (FuncInfo.index_tensors)
         tensor_data = isinstance(t, TensorType) and not isinstance(e, PointerType)
         self.value_bytes = self.numel * self.elem_bytes if tensor_data else 0
 
@@ -146,7 +147,7 @@ class FuncInfo:
 
     __slots__ = (
         "__weakref__", "alias", "arg_keys", "bargs", "block_ops", "const", "defs", "dup", "has_side_effects",
-        "index", "live", "name", "nested", "opnd", "ops", "owner", "parent", "plans", "res", "roots", "tiles",
+        "index", "index_tensors", "live", "name", "nested", "opnd", "ops", "owner", "parent", "plans", "res", "roots", "tiles",
         "types",
     )
 
@@ -172,6 +173,11 @@ class FuncInfo:
         self.plans: dict[int, list[Step]] = {}  # id(block) -> its evaluation steps (see _value_numbering)
         self.alias: dict[int, int] = {}  # key of a duplicate op's result -> the original's
         self.const: set[int] = set()  # keys of constants and of values folded from them
+        # keys of index tensors: integer (and mask) tensors computed only from
+        # scalars, constants, ranges and other index tensors -- address and
+        # mask arithmetic, which backends compute per element where it is
+        # used, so it holds no registers across the program (see TypeInfo)
+        self.index_tensors: set[int] = set()
         self.dup: set[int] = set()  # op indices of ops identical to an earlier visible one
         visible: dict[str, int] = {}
         self.arg_keys = []
@@ -332,6 +338,7 @@ def _value_numbering(fi: FuncInfo, block: Block, table: dict, scope: list, summa
     bottom-up). ``tests/features/test_features_plans.py`` checks both
     against plain top-down walks of the finished preparation."""
     live, alias, const, opnd, res, dup = fi.live, fi.alias, fi.const, fi.opnd, fi.res, fi.dup
+    index_tensors = fi.index_tensors
     nested, all_ops, types = fi.nested, fi.ops, fi.types
     pure_class = _PURE_CLASS
     type_info = _TYPE_INFO
@@ -392,6 +399,8 @@ def _value_numbering(fi: FuncInfo, block: Block, table: dict, scope: list, summa
                 scope.append(key)
                 if name == "arith.constant" or (ops and const.issuperset(ops)):
                     const.update(results)
+                elif type(rtype) is TensorType and _is_index_op(ops, rtype, types, const, index_tensors):
+                    index_tensors.update(results)
                 if name in STOP_OPS:
                     step = Step(op, "term", None)
                 else:
@@ -434,7 +443,7 @@ def _value_numbering(fi: FuncInfo, block: Block, table: dict, scope: list, summa
             if info.rank > rank:  # noqa: PLR1730
                 rank = info.rank
             b = info.value_bytes
-            if b and r not in const:
+            if b and r not in const and r not in index_tensors:
                 if adds is None:
                     adds = [(r, b)]
                 else:
@@ -449,6 +458,21 @@ def _value_numbering(fi: FuncInfo, block: Block, table: dict, scope: list, summa
     fi.plans[id(block)] = steps
     peak = _block_pressure(fi, block, step_adds, region_peaks, last)
     summaries[id(block)] = Tiles(peak, best, dim0, dim1, rank)
+
+
+def _is_index_op(ops: tuple, rtype: TensorType, types: list, const: set, index_tensors: set) -> bool:
+    """Whether a pure op's integer tensor result is index arithmetic: every
+    operand a scalar, a constant or an index tensor (a loaded, reduced or
+    loop-carried tensor is data, and so is all computed from it)."""
+    e = rtype.element
+    if not isinstance(e, ScalarType) or e.is_float:
+        return False
+    for k in ops:
+        if k is None or k in const or k in index_tensors:
+            continue
+        if type(types[k]) is TensorType:
+            return False
+    return True
 
 
 def _block_args_live(fi: FuncInfo, block: Block, last: dict, running: int) -> tuple[int, dict[int, int]]:
@@ -471,17 +495,24 @@ def _block_pressure(fi: FuncInfo, block: Block, step_adds: list, region_peaks: d
     from what :func:`_value_numbering` gathered: the bytes each step's
     results hold, the peaks of the inner blocks of region steps and the last
     step using each key. Between steps that add bytes the running total only
-    falls, so the peak is only checked where bytes are added."""
+    falls, so the peak is only checked where bytes are added.
+
+    The operands a step uses for the last time are freed before its results
+    are held: a result reuses its dying operands' registers (elementwise ops
+    work per element, a dot accumulates in place). A region step's operands
+    include the values its body uses, live throughout the body, so those
+    are freed after it."""
     running, dies = _block_args_live(fi, block, last, 0)
     peak = running
     for i, adds in enumerate(step_adds):
+        peaks = region_peaks.get(i) if region_peaks else None
+        if peaks is None and dies:
+            running -= dies.pop(i, 0)
         if adds is not None:
-            if region_peaks:
-                peaks = region_peaks.get(i)
-                if peaks is not None:
-                    for p in peaks:
-                        if running + p > peak:  # noqa: PLR1730
-                            peak = running + p
+            if peaks is not None:
+                for p in peaks:
+                    if running + p > peak:  # noqa: PLR1730
+                        peak = running + p
             for r, b in adds:
                 running += b
                 j = last.get(r, i)

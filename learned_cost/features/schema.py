@@ -113,7 +113,7 @@ FEATURES: tuple[tuple[str, str], ...] = (
     ("block_dim0", "first dim of the largest tensor value"),
     ("block_dim1", "second dim of the largest tensor value (1 for 1-D)"),
     ("tensor_rank_max", "highest tensor rank seen"),
-    ("peak_live_bytes", "largest sum of bytes of simultaneously live data and index tensors (pointer tensors excluded) over the program, register / UB pressure proxy"),
+    ("peak_live_bytes", "largest sum of bytes of simultaneously live data tensors over the program (pointer tensors and index arithmetic -- integer tensors computed only from ranges, scalars and constants -- excluded; a result reuses the bytes of operands used for the last time), register / UB pressure proxy"),
     # --- control
     ("loops", "static scf.for/scf.while ops (live ones) in the entry function and its callees"),
     ("loop_trip_total", "executed loop iterations summed over all loops (nested ones multiplied; mean over programs)"),

@@ -85,6 +85,9 @@ def _peak_live(fi: FuncInfo, block: Block, outer: int, tiles: list) -> int:
             for region in op.regions:
                 for inner_block in region.blocks[:1]:
                     peak = max(peak, _peak_live(fi, inner_block, running, tiles))
+        elif dies:
+            # operands used here for the last time: their registers are reused
+            running -= dies.pop(i, 0)
         for r in res[oi]:
             t = types[r]
             if type(t) is not TensorType:
@@ -95,9 +98,10 @@ def _peak_live(fi: FuncInfo, block: Block, outer: int, tiles: list) -> int:
                 tiles[1] = t.shape[0] if t.shape else 1
                 tiles[2] = t.shape[1] if len(t.shape) > 1 else 1
             tiles[3] = max(tiles[3], info.rank)
-            # constants are rematerialized where used, not held
+            # constants are rematerialized where used, index arithmetic is
+            # recomputed per element where used: neither is held
             b = info.value_bytes
-            if b and r not in const:
+            if b and r not in const and r not in fi.index_tensors:
                 running += b
                 j = last.get(r, i)
                 dies[j] = dies.get(j, 0) + b
