@@ -163,6 +163,28 @@ def input_matrix(table: pd.DataFrame) -> np.ndarray:
     return table[names].to_numpy(np.float64)
 
 
+#: Booster inputs the trees may not split on: their columns are zero in every
+#: training matrix (the inputs keep their places, so model files and
+#: prediction are unchanged). The totals over every atomic op: the data's
+#: atomics are almost all contended scatters (data-dependent addresses:
+#: histograms, embedding and index backward), and trees that split on the
+#: totals learned "atomic = slow" for split-K's one-writer-per-tile adds
+#: too (held out: predicted 3-8x its latency). atomic_indirect_elems and
+#: atomic_direct_elems carry the same counts, split by kind.
+UNSPLIT_INPUTS = ("atomic_ops", "atomic_elems")
+
+
+def training_matrix(table: pd.DataFrame) -> np.ndarray:
+    """``input_matrix`` with the ``UNSPLIT_INPUTS`` columns zeroed."""
+    x = input_matrix(table)
+    if not x.flags.writeable:
+        x = x.copy()
+    names = input_names()
+    for n in UNSPLIT_INPUTS:
+        x[:, names.index(n)] = 0.0
+    return x
+
+
 def rank_labels(table: pd.DataFrame, true_col: str = "latency_us", group_col: str = "group") -> np.ndarray:
     """Integer relevance per row: RANK_MAX_LABEL for a group's fastest config,
     one less per RANK_STEP of slowdown, floored at 0."""
@@ -249,7 +271,7 @@ def fit(table: pd.DataFrame, variant: str = "log_latency", params: FitParams | N
     y_us = t["latency_us"].to_numpy(np.float64)
     if not np.all(np.isfinite(y_us) & (y_us > 0)):
         raise ValueError("latency_us must be finite and > 0 on every training row")
-    x = input_matrix(t)
+    x = training_matrix(t)
     names = input_names()
     ranker = None
     if variant == "lambdarank":
@@ -258,7 +280,7 @@ def fit(table: pd.DataFrame, variant: str = "log_latency", params: FitParams | N
         if params.rank_option_queries:
             extra = option_queries(t)
             if len(extra):
-                x = np.vstack([x, input_matrix(extra)])
+                x = np.vstack([x, training_matrix(extra)])
                 label = np.concatenate([label, rank_labels(extra)])
                 sizes = np.concatenate([sizes, extra.groupby("group", sort=False).size().to_numpy()])
         ds = lgb.Dataset(x, label=label, group=sizes, feature_name=names, free_raw_data=True)
