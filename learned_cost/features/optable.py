@@ -36,6 +36,9 @@ _TABLE: dict[str, tuple[str, ...]] = {
         "math.absf", "math.absi", "math.copysign", "math.floor", "math.ceil",
         "math.round", "math.roundeven", "math.trunc", "math.ctlz", "math.cttz", "math.ctpop",
         "tt.addptr", "tt.clampf",
+        # user PTX per element (tl.inline_asm_elementwise): costed as one
+        # simple instruction per element, what most such snippets are
+        "tt.elementwise_inline_asm",
     ),
     "mul": (
         "arith.muli", "arith.mulf", "arith.mulsi_extended", "arith.mului_extended",
@@ -74,6 +77,9 @@ _TABLE: dict[str, tuple[str, ...]] = {
         "tt.make_tensor_descriptor", "tt.reinterpret_tensor_descriptor",
         "tt.experimental_tensormap_create", "tt.experimental_tensormap_fenceproxy_acquire",
         "tt.print", "tt.assert",
+        # a one-element tensor read as a scalar; a barrier of the program's
+        # own warps (tl.debug_barrier)
+        "tt.unsplat", "gpu.barrier",
     ),
     "load": ("tt.load", "tt.descriptor_load", "tt.experimental_descriptor_load", "tt.descriptor_gather"),
     "store": ("tt.store", "tt.descriptor_store", "tt.experimental_descriptor_store", "tt.descriptor_scatter"),
