@@ -108,6 +108,18 @@ def _reduced_precision(dot: Operation) -> bool:
     return bool(prec) and not prec.strip().startswith("ieee")
 
 
+#: Tensor-core passes of the emulated fp32 precisions: tf32x3 splits each
+#: operand into a high and a low tf32 part and sums three products, bf16x3
+#: likewise in bf16, bf16x6 uses six (Triton's InputPrecision).
+_PRECISION_PASSES = {"tf32x3": 3, "bf16x3": 3, "bf16x6": 6}
+
+
+def _precision_passes(dot: Operation) -> int:
+    """Products a dot's ``inputPrecision`` costs (1 when not emulated)."""
+    prec = dot.attributes.get("inputPrecision") or dot.properties.get("inputPrecision") or ""
+    return _PRECISION_PASSES.get(str(prec).strip(), 1)
+
+
 # counters that grow with the executed weight (the others are maxima or static)
 _ADDITIVE = (
     "dot_ops", "dot_flops", "dot_flops_f16", "dot_flops_f32", "dot_flops_f32_ieee", "dot_flops_f8", "dot_flops_int",
@@ -537,7 +549,7 @@ class Evaluator:
             batch = 1
             for d in a.shape[:-2]:
                 batch *= d
-            flops = 2.0 * batch * m * n * k
+            flops = 2.0 * batch * m * n * k * _precision_passes(op)
             c["dot_flops"] += w * flops
             cls = tinfo(a).dtype
             key = {"f16": "dot_flops_f16", "f32": "dot_flops_f32", "f8": "dot_flops_f8", "int": "dot_flops_int"}.get(cls)

@@ -82,7 +82,7 @@ FEATURES: tuple[tuple[str, str], ...] = (
     ("dot_m", "M of the largest dot (0 when none)"),
     ("dot_n", "N of the largest dot"),
     ("dot_k", "K of the largest dot"),
-    ("dot_flops", "2*M*N*K summed over executed dots"),
+    ("dot_flops", "2*M*N*K summed over executed dots, times 3 for the emulated tf32x3 / bf16x3 precisions and 6 for bf16x6 (their tensor-core passes)"),
     ("dot_flops_f16", "dot FLOPs with fp16 or bf16 operands"),
     ("dot_flops_f32", "dot FLOPs with fp32 operands (tf32 or full fp32)"),
     ("dot_flops_f32_ieee", "the part of dot_flops_f32 at full IEEE precision (no inputPrecision attribute)"),

@@ -58,3 +58,10 @@ def test_ieee_dots_cost_more_on_h200_than_tf32():
 def test_profile_without_ieee_figure_uses_the_fp32_rate():
     p = load_profile("ascend_910b")
     assert p.effective_matrix_tflops("fp32_ieee") == p.effective_matrix_tflops("fp32")
+
+
+@pytest.mark.parametrize("precision,passes", [("tf32", 1), ("tf32x3", 3), ("bf16x3", 3), ("bf16x6", 6)])
+def test_emulated_precisions_count_each_pass(precision, passes):
+    f = _features(FP32_TF32.replace("inputPrecision = tf32", f"inputPrecision = {precision}"))
+    # tf32x3 sums three tf32 products per dot (high x high, high x low, low x high)
+    assert f["dot_flops"] == f["dot_flops_f32"] == passes * FLOPS
