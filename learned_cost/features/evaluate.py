@@ -810,7 +810,7 @@ class Evaluator:
                         if delta is not None:
                             self.out.aliases[cname] = S.scale(S.sym(jname), delta)
             marks.append(_Mark(dict(self.c), len(self.out.accesses)))
-        trips, exact = self._while_trips(cond, jname)
+        trips, most, exact = self._while_trips(cond, jname)
         if trips is None:
             trips = UNRESOLVED_LOOP_TRIPS
             self.out.warnings.append(
@@ -822,18 +822,24 @@ class Evaluator:
             )
         if not exact:
             self.c["unresolved_loops"] += 1
-        self.out.domains[jname] = max(1, trips)
+            most = trips
+        self.out.domains[jname] = max(1, most)
         # the condition region runs once more than the body
         self._rescale(marks, [trips + 1, trips])
         self.c["loop_trip_total"] += w * trips
         self._results_opaque(fr, op, len(mults) - 1, tainted)
 
-    def _while_trips(self, cond, jname: str) -> tuple[int | None, bool]:
-        """(trips, exact) from a while condition: the first iteration j at which
-        some counted atom ``a + b*j < 0`` (b > 0) fails."""
+    def _while_trips(self, cond, jname: str) -> tuple[float | None, int, bool]:
+        """(mean trips, most trips, exact) from a while condition: the first
+        iteration j at which some counted atom ``a + b*j < 0`` (b > 0) fails.
+        ``a`` may hold program ids and other symbols of known range (a
+        grid-stride loop, ``i = pid * BLOCK`` stepping by ``BLOCK *
+        num_programs``): the trips are then averaged over them, as for an
+        ``scf.for`` with such bounds. None: no bound found."""
         if not isinstance(cond, S.Mask):
-            return (0, True) if cond == 0 else (None, False)
+            return (0, 0, True) if cond == 0 else (None, 0, False)
         best = None
+        best_most = 0
         exact = cond.exact
         for c, strides in cond.atoms:
             if any(strides):
@@ -847,18 +853,28 @@ class Evaluator:
                 c = out
             if type(c) is int:
                 if c >= 0:
-                    return 0, exact
+                    return 0, 0, exact
                 exact = False  # always true: no bound from this atom
                 continue
-            if type(c) is not S.Aff or c.symbols() != (jname,) or c.terms[0][1] <= 0:
+            b = dict(c.terms).get(jname, 0) if type(c) is S.Aff else 0
+            if b <= 0:
                 exact = False  # not a bound on this loop's trips
                 continue
-            b = c.terms[0][1]
-            n = max(0, -(c.c // b))  # j < ceil(-a / b)
-            best = n if best is None else min(best, n)
+            if c.symbols() == (jname,):
+                n = max(0, -(c.c // b))  # j < ceil(-a / b)
+                mean, most = float(n), n
+            else:
+                # j < ceil(-a / b) with a over other symbols: range(0, -a, b)
+                rest = S.sub(c, S.scale(S.sym(jname), b))
+                mean, most = trip_stats(0, S.scale(rest, -1), b, self._domains())
+                if mean is None:
+                    exact = False
+                    continue
+            if best is None or mean < best:
+                best, best_most = mean, most
         if best is None:
-            return None, False
-        return best, exact
+            return None, 0, False
+        return best, best_most, exact
 
     def _rescale(self, marks: list[_Mark], factors: list) -> None:
         """Scale what each walked region added to the additive counters and to

@@ -139,3 +139,53 @@ def test_mask_on_a_loop_carried_offset():
     assert f["loop_trip_total"] == 8 and f["load_ops"] == 8
     assert f["load_bytes"] == pytest.approx(1000 * 4)
     assert f["load_active_fraction"] == pytest.approx(1000 / 1024)
+
+
+# A grid-stride loop written as ``while i < n: ...; i += BLOCK *
+# tl.num_programs(0)`` with ``i`` starting at ``pid * BLOCK`` (kernel in the
+# style of a CUDA grid-stride loop; TTIR from stock Triton 3.6).
+GRID_STRIDE_WHILE = """module {
+  tt.func public @while_known(%x_ptr: !tt.ptr<f32> {tt.divisibility = 16 : i32}, %o_ptr: !tt.ptr<f32> {tt.divisibility = 16 : i32}, %n: i32 {tt.divisibility = 16 : i32}) attributes {noinline = false} {
+    %cst = arith.constant dense<0.000000e+00> : tensor<1024xf32>
+    %c1024_i32 = arith.constant 1024 : i32
+    %pid = tt.get_program_id x : i32
+    %i = arith.muli %pid, %c1024_i32 : i32
+    %acc:2 = scf.while (%i_0 = %i, %acc_1 = %cst) : (i32, tensor<1024xf32>) -> (i32, tensor<1024xf32>) {
+      %4 = arith.cmpi slt, %i_0, %n : i32
+      scf.condition(%4) %i_0, %acc_1 : i32, tensor<1024xf32>
+    } do {
+    ^bb0(%i_0: i32, %acc_1: tensor<1024xf32>):
+      %acc_2 = tt.make_range {end = 1024 : i32, start = 0 : i32} : tensor<1024xi32>
+      %acc_3 = tt.splat %i_0 : i32 -> tensor<1024xi32>
+      %acc_4 = arith.addi %acc_3, %acc_2 : tensor<1024xi32>
+      %acc_5 = tt.splat %n : i32 -> tensor<1024xi32>
+      %acc_6 = arith.cmpi slt, %acc_4, %acc_5 : tensor<1024xi32>
+      %acc_7 = tt.addptr %x_ptr, %i_0 : !tt.ptr<f32>, i32
+      %acc_8 = tt.splat %acc_7 : !tt.ptr<f32> -> tensor<1024x!tt.ptr<f32>>
+      %acc_9 = tt.addptr %acc_8, %acc_2 : tensor<1024x!tt.ptr<f32>>, tensor<1024xi32>
+      %acc_10 = tt.load %acc_9, %acc_6, %cst : tensor<1024x!tt.ptr<f32>>
+      %acc_11 = arith.addf %acc_1, %acc_10 : tensor<1024xf32>
+      %i_12 = tt.get_num_programs x : i32
+      %i_13 = arith.muli %i_12, %c1024_i32 : i32
+      %i_14 = arith.addi %i_0, %i_13 : i32
+      scf.yield %i_14, %acc_11 : i32, tensor<1024xf32>
+    }
+    %0 = tt.addptr %o_ptr, %i : !tt.ptr<f32>, i32
+    %1 = tt.make_range {end = 1024 : i32, start = 0 : i32} : tensor<1024xi32>
+    %2 = tt.splat %0 : !tt.ptr<f32> -> tensor<1024x!tt.ptr<f32>>
+    %3 = tt.addptr %2, %1 : tensor<1024x!tt.ptr<f32>>, tensor<1024xi32>
+    tt.store %3, %acc#1 : tensor<1024x!tt.ptr<f32>>
+    tt.return
+  }
+}"""
+
+
+@pytest.mark.parametrize("programs", [132, 1024, 2000])
+def test_grid_stride_while_averages_trips_over_programs(programs):
+    n = 1 << 20
+    f = extract_features(GRID_STRIDE_WHILE, f"arg2={n}", grid=programs)
+    # 1024 blocks of 1024 elements dealt round-robin over the programs:
+    # program p runs ceil((1024 - p) / programs) trips, 1024 / programs on average
+    assert f["loop_trip_total"] == pytest.approx(1024 / programs)
+    assert f["unresolved_loops"] == 0
+    assert not any("scf.while" in w for w in f.warnings)
