@@ -840,6 +840,7 @@ class Evaluator:
             return (0, 0, True) if cond == 0 else (None, 0, False)
         best = None
         best_most = 0
+        best_guard = None
         exact = cond.exact
         for c, strides in cond.atoms:
             if any(strides):
@@ -860,10 +861,14 @@ class Evaluator:
             if b <= 0:
                 exact = False  # not a bound on this loop's trips
                 continue
+            guard = None
             if c.symbols() == (jname,):
                 n = max(0, -(c.c // b))  # j < ceil(-a / b)
                 mean, most = float(n), n
             else:
+                # trips vary between programs: iteration j runs where c < 0
+                # (masks inside are averaged over the iterations that run)
+                guard = c
                 # j < ceil(-a / b) with a over other symbols: range(0, -a, b)
                 rest = S.sub(c, S.scale(S.sym(jname), b))
                 mean, most = trip_stats(0, S.scale(rest, -1), b, self._domains())
@@ -871,9 +876,11 @@ class Evaluator:
                     exact = False
                     continue
             if best is None or mean < best:
-                best, best_most = mean, most
+                best, best_most, best_guard = mean, most, guard
         if best is None:
             return None, 0, False
+        if best_guard is not None:
+            self.out.guards[jname] = best_guard
         return best, best_most, exact
 
     def _rescale(self, marks: list[_Mark], factors: list) -> None:

@@ -189,3 +189,6 @@ def test_grid_stride_while_averages_trips_over_programs(programs):
     assert f["loop_trip_total"] == pytest.approx(1024 / programs)
     assert f["unresolved_loops"] == 0
     assert not any("scf.while" in w for w in f.warnings)
+    # the masks inside are averaged over the iterations that run: every
+    # element is read once
+    assert f["total_load_bytes"] == pytest.approx(4 * n)

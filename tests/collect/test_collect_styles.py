@@ -1,0 +1,48 @@
+"""The families of less common styles (learned_cost/collect/corpus/styles.py):
+measured and checked by the collector under the interpreter; stock Triton's
+TTIR for real shapes gives features whose loops resolve (the grid-stride
+``while`` included) and whose atomics are one writer per slice."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+styles = pytest.importorskip("learned_cost.collect.corpus.styles")
+NAMES = [f.name for f in styles.FAMILIES]
+
+
+def test_collector_measures_and_checks_every_styles_family(tmp_path, corpus_checks):
+    corpus_checks.measure_tiny(styles.FAMILIES, tmp_path / "store", max_configs=2)
+
+
+@pytest.mark.parametrize("fam", styles.FAMILIES, ids=NAMES)
+def test_stock_triton_ttir_features_for_real_shapes(fam, corpus_checks):
+    dtype = fam.dtypes[0]
+    elem = 2  # fp16
+    for shape in (fam.shapes[0], fam.shapes[-1]):
+        texts, launch, feats = corpus_checks.ttir_and_features(fam, shape, dtype)
+        assert fam.kernel.__name__ in texts.optimized
+        v = feats["optimized"].values
+        assert all(math.isfinite(x) for x in v.values())
+        assert v["unresolved_loops"] == 0, fam.name
+        if fam.name == "grid_stride_while":
+            assert "scf.while" in texts.optimized
+            # every element read and written once, whatever the grid
+            assert v["total_load_bytes"] == pytest.approx(elem * shape["N"], rel=0.01)
+            assert v["total_store_bytes"] == pytest.approx(elem * shape["N"], rel=0.01)
+        else:
+            assert v["total_load_bytes"] == pytest.approx(elem * shape["M"] * shape["N"], rel=0.01)
+            # one atomic add per output column and slice, at addresses the
+            # program id decides (not data-dependent)
+            assert v["atomic_direct_elems"] > 0 and v["atomic_indirect_elems"] == 0
+
+
+@pytest.mark.parametrize("fam", styles.FAMILIES, ids=NAMES)
+def test_every_group_has_a_real_choice_of_launch_options(fam):
+    for dtype in fam.dtypes:
+        for shape in fam.shapes:
+            cfgs = fam.group_configs(shape, dtype)
+            assert 8 <= len(cfgs) <= fam.max_configs, (fam.name, shape, dtype, len(cfgs))
+            assert len({c["num_warps"] for c in cfgs}) > 1
