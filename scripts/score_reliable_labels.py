@@ -7,13 +7,17 @@ disagreed; a median over repetitions that spread by more than ``--max-ratio``
 (p80 / p20) is not a latency the kernel has, and such a row as ground truth
 can make a model's pick look many times slower than it is. This script
 reads ``predictions.parquet`` of ``learned-cost evaluate`` and the rows of
-the data directory, drops the rows above the limit and prints the summary
+the data directory, drops the rows above the limit, and the rows of fast
+kernels (under ``--fast-us``) timed fewer than ``--min-reps`` times
+(``do_bench`` sizes its repetitions from a first estimate; a few
+repetitions of a kernel of microseconds mean that estimate was inflated,
+and so may be their median), and prints the summary
 figures (leave-one-family-out, learned vs analytic vs random choice) with
 and without them. The predictions are not refitted: every kept row keeps
 the prediction of the model that never saw its family.
 
     python scripts/score_reliable_labels.py --predictions reports/h200/predictions.parquet \
-        --data data/h200 --max-ratio 2
+        --data data/h200 --max-ratio 2 --min-reps 4 --fast-us 100
 """
 
 from __future__ import annotations
@@ -57,6 +61,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--predictions", default="reports/h200/predictions.parquet")
     ap.add_argument("--data", default="data/h200")
     ap.add_argument("--max-ratio", type=float, default=2.0, help="keep rows with p80 / p20 at most this (default 2)")
+    ap.add_argument("--min-reps", type=int, default=4,
+                    help="drop rows under --fast-us timed fewer times than this (default 4; 1 = keep all)")
+    ap.add_argument("--fast-us", type=float, default=100.0, help="what --min-reps applies to, µs (default 100)")
     args = ap.parse_args(argv)
     if not (args.max_ratio > 1.0 and math.isfinite(args.max_ratio)):
         ap.error(f"--max-ratio must be a finite number above 1, got {args.max_ratio}")
@@ -67,16 +74,20 @@ def main(argv: list[str] | None = None) -> int:
         ap.error(f"{args.predictions} lacks columns {sorted(missing)}")
     rows = ProfileStore(Path(args.data)).load_rows()  # one row per key, the latest
     ratio = spread_ratio(rows)
-    pred = pred.assign(spread_ratio=pred["key"].map(ratio))
-    reliable = pred["spread_ratio"].le(args.max_ratio) | pred["spread_ratio"].isna()
-    dropped = pred.loc[~reliable]
+    reps = pd.Series(pd.to_numeric(rows["reps"], errors="coerce").to_numpy(), index=rows["key"].to_numpy())
+    pred = pred.assign(spread_ratio=pred["key"].map(ratio), reps=pred["key"].map(reps))
+    spread_ok = pred["spread_ratio"].le(args.max_ratio) | pred["spread_ratio"].isna()
+    few_reps = pred["reps"].lt(args.min_reps) & pred["latency_us"].lt(args.fast_us)
+    reliable = spread_ok & ~few_reps
     pd.set_option("display.width", 200)
-    print(f"{len(pred)} scored rows; {len(dropped)} with p80 / p20 > {args.max_ratio:g} "
-          f"({dropped['group'].str.startswith('inductor/').sum()} of them harvested), "
-          f"in {dropped['group'].nunique()} groups")
+    for what, bad in ((f"p80 / p20 > {args.max_ratio:g}", ~spread_ok),
+                      (f"under {args.fast_us:g} µs timed fewer than {args.min_reps} times", few_reps & spread_ok)):
+        d = pred.loc[bad]
+        print(f"{len(d)} of {len(pred)} scored rows dropped: {what} "
+              f"({d['group'].str.startswith('inductor/').sum()} of them harvested, in {d['group'].nunique()} groups)")
     print("\nall rows (as in the report):")
     print(summaries(pred).round(4).to_string())
-    print(f"\nrows with p80 / p20 <= {args.max_ratio:g} only:")
+    print("\nthe other rows only:")
     print(summaries(pred.loc[reliable]).round(4).to_string())
     return 0
 

@@ -41,6 +41,29 @@ def test_a_noisy_row_no_longer_decides_the_regret(mod):
     assert kept.loc["analytic", "regret1_geomean"] == pytest.approx(1.1)
 
 
+def test_few_repetitions_of_a_fast_kernel_are_dropped(mod, tmp_path, capsys, monkeypatch):
+    # rows of a data directory and predictions, written here for the test
+    class Store:
+        def __init__(self, root):
+            pass
+
+        def load_rows(self):
+            return pd.DataFrame({"key": ["a", "b", "c", "d"], "latency_p20_us": [5.0, 5.0, 5.4, 900.0],
+                                 "latency_p80_us": [5.2, 5.2, 5.6, 910.0], "reps": [140, 1, 130, 2]})
+
+    monkeypatch.setattr(mod, "ProfileStore", Store)
+    pred = pd.DataFrame({"key": ["a", "b", "c", "d"], "group": ["g", "g", "g", "h"],
+                         "latency_us": [5.1, 86.8, 5.5, 905.0], "lofo_learned": [2.0, 1.0, 3.0, 1.0],
+                         "analytic_us": [1.0, 2.0, 3.0, 1.0]})
+    path = tmp_path / "predictions.parquet"
+    pred.to_parquet(path)
+    assert mod.main(["--predictions", str(path), "--data", str(tmp_path)]) == 0
+    out = capsys.readouterr().out
+    # "b": 1 repetition of a kernel under 100 µs; "d" is slow, 2 repetitions are enough
+    assert "1 of 4 scored rows dropped: under 100 µs timed fewer than 4 times" in out
+    assert "0 of 4 scored rows dropped: p80 / p20 > 2" in out
+
+
 def test_bad_limit_is_refused(mod, capsys):
     with pytest.raises(SystemExit):
         mod.main(["--max-ratio", "1"])
