@@ -147,8 +147,8 @@ class FuncInfo:
 
     __slots__ = (
         "__weakref__", "alias", "arg_keys", "bargs", "block_ops", "const", "defs", "dup", "has_side_effects",
-        "index", "index_tensors", "live", "name", "nested", "opnd", "ops", "owner", "parent", "plans", "res", "roots", "tiles",
-        "types",
+        "index", "index_tensors", "live", "name", "nested", "opnd", "ops", "owner", "parent", "plans", "res",
+        "roots", "tiles", "types",
     )
 
     def __init__(self, fn: Function):

@@ -99,7 +99,8 @@ ATOMIC_COL_SUM = Family(
     tiny={"M": 70, "N": 50},
     kernel=atomic_col_sum_kernel,
     dtypes=FLOAT_DTYPES,
-    shapes=tuple({"M": m, "N": n} for m, n in ((32768, 1024), (4096, 4096), (100_000, 256), (8192, 12288), (2000, 50_000))),
+    shapes=tuple({"M": m, "N": n}
+                 for m, n in ((32768, 1024), (4096, 4096), (100_000, 256), (8192, 12288), (2000, 50_000))),
     configs=_atomic_col_sum_configs,
     make_inputs=lambda s, d, dev: {"x": randn((s["M"], s["N"]), d, dev), "out": empty((s["N"],), "fp32", dev)},
     launch=lambda t, s, c, d: Launch(
