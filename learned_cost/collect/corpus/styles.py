@@ -1,14 +1,19 @@
 """Kernels written in less common styles: a CUDA-style grid-stride
-``while`` loop, and partial column sums that programs combine with atomic
-adds (few writers per address, unlike a histogram's contended scatter)."""
+``while`` loop, partial column sums that programs combine with atomic adds
+(few writers per address, unlike a histogram's contended scatter), and a
+layer-norm backward whose programs merge their weight-gradient rows under
+spin locks (``atomic_cas`` in a ``while`` loop)."""
 
 from __future__ import annotations
 
 import triton
 import triton.language as tl
 
-from ..family import Family, Launch, cdiv, product
+import torch
+
+from ..family import Family, Launch, cdiv, next_pow2, product
 from ._common import empty, randn
+from .library import _ln_bwd_ref_all
 
 FLOAT_DTYPES = ("fp16", "bf16", "fp32")
 
@@ -114,4 +119,99 @@ ATOMIC_COL_SUM = Family(
     init_output="zero",
 )
 
-FAMILIES = (GRID_STRIDE_WHILE, ATOMIC_COL_SUM)
+
+# ---------------------------------------------------------------- layer-norm backward under spin locks
+
+
+@triton.jit
+def locked_ln_bwd_kernel(x_ptr, dy_ptr, w_ptr, mean_ptr, rstd_ptr, dx_ptr, dw_acc_ptr, db_acc_ptr, locks_ptr,
+                         N, stride, GROUPS: tl.constexpr, BLOCK_N: tl.constexpr):
+    # One program per row: dx of the row, then the row's dy * xhat and dy
+    # are added to accumulator row (row % GROUPS) of dw_acc / db_acc (fp32),
+    # which the programs sharing it take turns on: a lock word per group
+    # (0 free, 1 held) taken by compare-and-swap in a spin loop, and a flag
+    # word per group saying whether the accumulator row holds data yet.
+    row = tl.program_id(0)
+    cols = tl.arange(0, BLOCK_N)
+    ok = cols < N
+    off = row.to(tl.int64) * stride + cols
+    x = tl.load(x_ptr + off, mask=ok, other=0.0).to(tl.float32)
+    dy = tl.load(dy_ptr + off, mask=ok, other=0.0).to(tl.float32)
+    w = tl.load(w_ptr + cols, mask=ok, other=0.0).to(tl.float32)
+    mean = tl.load(mean_ptr + row)
+    rstd = tl.load(rstd_ptr + row)
+    xhat = tl.where(ok, (x - mean) * rstd, 0.0)
+    wdy = w * dy
+    dx = (wdy - (xhat * (tl.sum(xhat * wdy, 0) / N) + tl.sum(wdy, 0) / N)) * rstd
+    tl.store(dx_ptr + off, dx.to(dx_ptr.dtype.element_ty), mask=ok)
+    group = row % GROUPS
+    lock = locks_ptr + group
+    filled = locks_ptr + GROUPS + group
+    acc = group * N + cols
+    dw = dy * xhat
+    db = dy
+    while tl.atomic_cas(lock, 0, 1) == 1:
+        pass
+    if tl.load(filled) == 0:
+        tl.atomic_xchg(filled, 1)
+    else:
+        dw += tl.load(dw_acc_ptr + acc, mask=ok, other=0.0)
+        db += tl.load(db_acc_ptr + acc, mask=ok, other=0.0)
+    tl.store(dw_acc_ptr + acc, dw, mask=ok)
+    tl.store(db_acc_ptr + acc, db, mask=ok)
+    tl.atomic_xchg(lock, 0)
+
+
+LOCK_GROUPS = (8, 32, 128)
+
+
+def _locked_ln_configs(shape, dtype):
+    block = next_pow2(shape["N"])
+    out = []
+    for c in product({"GROUPS": LOCK_GROUPS, "num_warps": (1, 2, 4, 8, 16), "num_stages": (1,)}):
+        per_thread = block / (32 * c["num_warps"])
+        if 1 <= per_thread <= 64 and c["GROUPS"] <= shape["M"]:
+            out.append(c | {"BLOCK_N": block})
+    return out
+
+
+def _locked_ln_inputs(shape, dtype, device):
+    m, n = shape["M"], shape["N"]
+    x = randn((m, n), dtype, device)
+    if device == "meta":
+        mean = rstd = torch.empty((m,), dtype=torch.float32, device="meta")
+    else:
+        xf = x.float()
+        mean = xf.mean(-1)
+        rstd = torch.rsqrt(xf.var(-1, unbiased=False) + 1e-5)
+    groups = max(LOCK_GROUPS)
+    return {
+        "x": x, "dy": randn((m, n), dtype, device), "w": randn((n,), dtype, device), "mean": mean, "rstd": rstd,
+        "out": empty((m, n), dtype, device),
+        "dw_acc": empty((groups, n), "fp32", device), "db_acc": empty((groups, n), "fp32", device),
+        # lock words then filled flags, all 0: every lock free, every row empty
+        "locks": torch.zeros((2 * groups,), dtype=torch.int32, device=device),
+    }
+
+
+LOCKED_LN_BWD = Family(
+    name="locked_layernorm_bwd",
+    tiny={"M": 20, "N": 200},
+    kernel=locked_ln_bwd_kernel,
+    dtypes=FLOAT_DTYPES,
+    shapes=tuple({"M": m, "N": n} for m, n in ((4096, 4096), (8192, 1024), (16384, 768), (2048, 8192), (3000, 777),
+                                               (65536, 256))),
+    configs=_locked_ln_configs,
+    make_inputs=_locked_ln_inputs,
+    launch=lambda t, s, c, d: Launch(
+        (t["x"], t["dy"], t["w"], t["mean"], t["rstd"], t["out"], t["dw_acc"], t["db_acc"], t["locks"],
+         s["N"], t["x"].stride(0)),
+        {"GROUPS": c["GROUPS"], "BLOCK_N": c["BLOCK_N"]},
+        (s["M"], 1, 1),
+    ),
+    # dx is checked; the accumulators' contents depend on how many launches
+    # ran before (timed repetitions keep adding)
+    reference=lambda t, s, d: _ln_bwd_ref_all(t, s)[0],
+)
+
+FAMILIES = (GRID_STRIDE_WHILE, ATOMIC_COL_SUM, LOCKED_LN_BWD)
