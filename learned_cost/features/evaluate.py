@@ -98,14 +98,20 @@ def _is_bool(t) -> bool:
     return isinstance(e, ScalarType) and e.name == "i1"
 
 
+def _input_precision(dot: Operation) -> str:
+    """A dot's ``inputPrecision`` (``tf32``, ``tf32x3``, ``bf16x3``, ...; "" when
+    the TTIR prints none, the default-valued IEEE precision)."""
+    return str(dot.attributes.get("inputPrecision") or dot.properties.get("inputPrecision") or "").strip()
+
+
 def _reduced_precision(dot: Operation) -> bool:
     """Whether a dot on fp32 operands runs at reduced precision: the TTIR
     writes ``inputPrecision = tf32`` (or ``tf32x3``, ``bf16x3``, ...) when
     ``tl.dot`` is asked for it, and nothing for the default-valued IEEE
     precision, which on an NVIDIA GPU runs on the FP32 cores instead of the
     tensor cores."""
-    prec = dot.attributes.get("inputPrecision") or dot.properties.get("inputPrecision") or ""
-    return bool(prec) and not prec.strip().startswith("ieee")
+    prec = _input_precision(dot)
+    return bool(prec) and not prec.startswith("ieee")
 
 
 #: Tensor-core passes of the emulated fp32 precisions: tf32x3 splits each
@@ -116,8 +122,7 @@ _PRECISION_PASSES = {"tf32x3": 3, "bf16x3": 3, "bf16x6": 6}
 
 def _precision_passes(dot: Operation) -> int:
     """Products a dot's ``inputPrecision`` costs (1 when not emulated)."""
-    prec = dot.attributes.get("inputPrecision") or dot.properties.get("inputPrecision") or ""
-    return _PRECISION_PASSES.get(str(prec).strip(), 1)
+    return _PRECISION_PASSES.get(_input_precision(dot), 1)
 
 
 # counters that grow with the executed weight (the others are maxima or static)

@@ -681,7 +681,9 @@ def _ln_bwd_programs(shape):
     return max(cdiv(shape["M"], r) for r in LN_ROWS)  # partial buffers sized for the smallest ROWS
 
 
-def _ln_bwd_inputs(shape, dtype, device):
+def ln_bwd_rows(shape, dtype, device):
+    """The row-wise inputs of a layer-norm backward: x, dy, w, the forward's
+    mean and rstd of x (fp32), and ``out`` for dx."""
     m, n = shape["M"], shape["N"]
     x = randn((m, n), dtype, device)
     if device == "meta":
@@ -690,13 +692,13 @@ def _ln_bwd_inputs(shape, dtype, device):
         xf = x.float()
         mean = xf.mean(-1)
         rstd = torch.rsqrt(xf.var(-1, unbiased=False) + LN_EPS)
-    return {
-        "x": x,
-        "dy": randn((m, n), dtype, device),
-        "w": randn((n,), dtype, device),
-        "mean": mean,
-        "rstd": rstd,
-        "out": empty((m, n), dtype, device),
+    return {"x": x, "dy": randn((m, n), dtype, device), "w": randn((n,), dtype, device), "mean": mean,
+            "rstd": rstd, "out": empty((m, n), dtype, device)}
+
+
+def _ln_bwd_inputs(shape, dtype, device):
+    n = shape["N"]
+    return ln_bwd_rows(shape, dtype, device) | {
         "dw_part": empty((_ln_bwd_programs(shape), n), torch.float32, device),
         "db_part": empty((_ln_bwd_programs(shape), n), torch.float32, device),
     }

@@ -13,9 +13,7 @@ import torch
 
 from ..family import Family, Launch, cdiv, next_pow2, product
 from ._common import empty, randn
-from .library import _ln_bwd_ref_all
-
-FLOAT_DTYPES = ("fp16", "bf16", "fp32")
+from .library import FLOAT_DTYPES, _ln_bwd_ref_all, ln_bwd_rows
 
 
 # ---------------------------------------------------------------- grid-stride while loop
@@ -176,19 +174,10 @@ def _locked_ln_configs(shape, dtype):
 
 
 def _locked_ln_inputs(shape, dtype, device):
-    m, n = shape["M"], shape["N"]
-    x = randn((m, n), dtype, device)
-    if device == "meta":
-        mean = rstd = torch.empty((m,), dtype=torch.float32, device="meta")
-    else:
-        xf = x.float()
-        mean = xf.mean(-1)
-        rstd = torch.rsqrt(xf.var(-1, unbiased=False) + 1e-5)
     groups = max(LOCK_GROUPS)
-    return {
-        "x": x, "dy": randn((m, n), dtype, device), "w": randn((n,), dtype, device), "mean": mean, "rstd": rstd,
-        "out": empty((m, n), dtype, device),
-        "dw_acc": empty((groups, n), "fp32", device), "db_acc": empty((groups, n), "fp32", device),
+    return ln_bwd_rows(shape, dtype, device) | {
+        "dw_acc": empty((groups, shape["N"]), "fp32", device),
+        "db_acc": empty((groups, shape["N"]), "fp32", device),
         # lock words then filled flags, all 0: every lock free, every row empty
         "locks": torch.zeros((2 * groups,), dtype=torch.int32, device=device),
     }
