@@ -124,6 +124,9 @@ class FitParams:
     # only corpus -> harvested better (hit 0.689 -> 0.700), and evaluate
     # 13.4 -> 19.3 min. Off by default. 0 = off.
     rank_option_queries: int = 0
+    # LambdaRank's pairs: each config is compared with the configs ranked
+    # among the first this many of its group.
+    rank_truncation: int = 20
 
     def lgb_params(self, variant: str) -> dict:
         p = {
@@ -144,7 +147,7 @@ class FitParams:
             "verbosity": -1,
         }
         if variant == "lambdarank":
-            p.update({"objective": "lambdarank", "lambdarank_truncation_level": 20,
+            p.update({"objective": "lambdarank", "lambdarank_truncation_level": self.rank_truncation,
                       "label_gain": [float(2**i - 1) for i in range(RANK_MAX_LABEL + 1)]})
         else:
             p.update({"objective": "regression", "metric": "l2"})
