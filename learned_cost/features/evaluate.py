@@ -31,6 +31,9 @@ Rules for what cannot be known statically (documented in ``extract``):
   flagged; otherwise ``UNRESOLVED_LOOP_TRIPS``, flagged. Integers carried by
   loops (offsets advanced by a constant per trip, block-pointer offsets) are
   tracked as ``init + step * iteration``.
+* integer scalars loaded from memory (``tl.load(lens + b)``): the k-th such
+  load reads k x ``ASSUMED_LOADED_INT``; a loop bounded by one counts as
+  unresolved (``unresolved_loops`` += 1, warning) with the trips that follow.
 * ``scf.if``: when the condition is known, only the taken branch counts; when
   it depends on program ids or loop indices with known ranges, each branch is
   weighted by the share of (program, iteration) points taking it; otherwise
@@ -79,6 +82,17 @@ from .values import (
 #: iteration keeps the counts equal to "one pass over the loop body"; the
 #: ``unresolved_loops`` feature tells the model the counts are a lower bound.
 UNRESOLVED_LOOP_TRIPS = 1
+
+#: Value assumed for an integer scalar loaded from memory (a sequence length,
+#: an offset into a packed batch, a count of routed tokens), in elements. The
+#: k-th such load of a kernel (in program order) reads k x this, so that
+#: ``end - start`` of two loaded offsets is one extent, as is a loaded length.
+#: A loop over a data-dependent extent then runs extent / step iterations:
+#: its total work does not depend on the tile size, which is what ranks the
+#: configs of a paged or split-KV decode (with 1 iteration assumed, the
+#: smallest tile looked cheapest, by up to 8x). 2,048: a mid-range context
+#: length; the ``unresolved_loops`` feature still flags such loops.
+ASSUMED_LOADED_INT = 2048
 
 _EW_KEY = {cls: f"ew_{cls}_elems" for cls in EW_CLASSES}
 # Schema-4 code patterns counted besides the op's cost class (see
@@ -230,6 +244,8 @@ class Evaluator:
         self.nsym = 0
         self.effects_cache: dict[str, bool] = {}
         self.pressured: set[str] = set()
+        # integer scalar loads, in program order -> k (see ASSUMED_LOADED_INT)
+        self.loaded_ints: dict[int, int] = {}
         # Symbols fixed for control flow: pids whose grid is unknown beforehand.
         self.fixed: dict[str, int] = {}
         self.ctrl_domains: dict[str, int] = {}
@@ -509,6 +525,12 @@ class Evaluator:
         self.c["ops_total"] += w
         # loaded values are data: anything addressed through them is indirect
         self._results_opaque(fr, op, len(mults) - 1, True)
+        if cls == "load" and op.name == "tt.load" and isinstance(vtype, ScalarType) and not vtype.is_float \
+                and vtype.bits >= 16:
+            res = fr.fi.res[fr.fi.index[id(op)]]
+            if res:
+                k = self.loaded_ints.setdefault(id(op), len(self.loaded_ints) + 1)
+                fr.env[res[0]] = ASSUMED_LOADED_INT * k
 
     def _atomic(self, fr: _Frame, op: Operation, mults: list) -> None:
         w = mults[-1]
@@ -658,6 +680,12 @@ class Evaluator:
             self.out.warnings.append(
                 f"line {op.line}: scf.for bounds not resolved; assumed {UNRESOLVED_LOOP_TRIPS} iteration(s)"
             )
+        elif any(o in fr.taint for o in ops[:3]):
+            self.c["unresolved_loops"] += 1
+            self.out.warnings.append(
+                f"line {op.line}: scf.for bounds read from memory; assumed {mean:.4g} iteration(s) "
+                f"(loaded integers taken as multiples of {ASSUMED_LOADED_INT})"
+            )
         self.c["loop_trip_total"] += w * mean
         self.c["loop_depth_max"] = max(self.c["loop_depth_max"], float(depth + 1))
         body = op.regions[0].blocks[0] if op.regions and op.regions[0].blocks else None
@@ -736,7 +764,9 @@ class Evaluator:
         self.static_branches.add(id(op))
         cond = fr.env.get(ops[0]) if ops else None
         p: float | None
-        if type(cond) is int:
+        if ops and ops[0] in fr.taint:
+            p = 0.5  # decided by data (a loaded flag, a target == ignore_index): no assumed value decides it
+        elif type(cond) is int:
             p = 1.0 if cond else 0.0
         elif isinstance(cond, S.Mask) and cond.exact:
             atoms = tuple((self._ctrl(c), s) for c, s in cond.atoms)
@@ -785,6 +815,7 @@ class Evaluator:
         marks = [_Mark(dict(self.c), len(self.out.accesses))]
         carries = []
         cond = None
+        cond_loaded = False
         forwarded: list = []
         for ri, region in enumerate(op.regions[:2]):
             if not region.blocks:
@@ -807,6 +838,7 @@ class Evaluator:
             term_ops = self._operands(fr, term) if term is not None else []
             if ri == 0:
                 cond = fr.env.get(term_ops[0]) if term_ops else None
+                cond_loaded = bool(term_ops) and term_ops[0] in fr.taint
                 forwarded = term_ops[1:]
             else:
                 for k, names, value in carries:
@@ -816,6 +848,8 @@ class Evaluator:
                             self.out.aliases[cname] = S.scale(S.sym(jname), delta)
             marks.append(_Mark(dict(self.c), len(self.out.accesses)))
         trips, most, exact = self._while_trips(cond, jname)
+        if cond_loaded and trips is not None:
+            exact = False  # a bound read from memory: an assumed value (ASSUMED_LOADED_INT)
         if trips is None:
             trips = UNRESOLVED_LOOP_TRIPS
             self.out.warnings.append(
