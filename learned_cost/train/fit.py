@@ -208,21 +208,39 @@ def near_best_weights(table: pd.DataFrame, power: float, true_col: str = "latenc
     return (t / best) ** -float(power)
 
 
-#: Timing percentiles a features table may carry for ``noise_weights``.
-SPREAD_COLS = ("latency_p20_us", "latency_p80_us")
+#: Timing percentiles and repetitions a features table may carry for
+#: ``noise_weights``.
+SPREAD_COLS = ("latency_p20_us", "latency_p80_us", "reps")
+
+#: A row timed fewer times than this has no spread worth the name (p20 =
+#: p80 for one repetition). Under ``FEW_REPS_US`` that is a sign of a bad
+#: measurement, not of a slow kernel: do_bench sizes its repetitions from a
+#: first estimate, and a kernel of a few µs gets one repetition only when
+#: that estimate was inflated (data/h200 holds 46 rows under 100 µs timed 1-3 times;
+#: one of them, a ConvNeXt reduction timed once at 86.8 µs beside configs of
+#: 4-5 µs, was the worst held-out group of an earlier report). Such rows
+#: weigh as a row spread 4x the reference does (1/16). Kernels that run
+#: for milliseconds get few repetitions by design and keep their weight.
+FEW_REPS = 4
+FEW_REPS_US = 100.0
 
 
 def noise_weights(table: pd.DataFrame, ref: float) -> np.ndarray:
     """Per-row training weight for timing noise: 1 while the row's spread
     s = ln(p80 / p20) is at most ``ref``, (ref / s)^2 beyond (a row 4x as
-    spread weighs 1/16). Rows without percentiles, or ``ref`` 0: 1."""
+    spread weighs 1/16); 1/16 for a row under FEW_REPS_US timed fewer than
+    FEW_REPS times. Rows without percentiles, or ``ref`` 0: 1."""
     w = np.ones(len(table))
-    if ref <= 0 or not all(c in table.columns for c in SPREAD_COLS):
+    if ref <= 0 or not all(c in table.columns for c in SPREAD_COLS[:2]):
         return w
     with np.errstate(divide="ignore", invalid="ignore"):
         s = np.log(table[SPREAD_COLS[1]].to_numpy(np.float64) / table[SPREAD_COLS[0]].to_numpy(np.float64))
     noisy = np.isfinite(s) & (s > ref)
     w[noisy] = (ref / s[noisy]) ** 2
+    if "reps" in table.columns:
+        reps = table["reps"].to_numpy(np.float64)
+        few = (reps < FEW_REPS) & (table["latency_us"].to_numpy(np.float64) < FEW_REPS_US)
+        w[few] = np.minimum(w[few], 1.0 / 16.0)
     return w
 
 
@@ -276,7 +294,6 @@ def fit(table: pd.DataFrame, variant: str = "log_latency", params: FitParams | N
         raise ValueError("latency_us must be finite and > 0 on every training row")
     x = training_matrix(t)
     names = input_names()
-    ranker = None
     if variant == "lambdarank":
         sizes = t.groupby("group", sort=False).size().to_numpy()
         label = rank_labels(t)
@@ -287,17 +304,93 @@ def fit(table: pd.DataFrame, variant: str = "log_latency", params: FitParams | N
                 label = np.concatenate([label, rank_labels(extra)])
                 sizes = np.concatenate([sizes, extra.groupby("group", sort=False).size().to_numpy()])
         ds = lgb.Dataset(x, label=label, group=sizes, feature_name=names, free_raw_data=True)
-    else:
-        label = np.log(y_us)
-        if variant == "log_ratio":
-            label = label - t[ANALYTIC_INPUT].to_numpy(np.float64)
-        ds = lgb.Dataset(x, label=label, weight=training_weights(t, params), feature_name=names,
-                         free_raw_data=True)
-        if params.rank_init > 0:
-            ranker = fit(t, "lambdarank", replace(params, num_boost_round=params.rank_init_rounds))
+        booster = lgb.train(params.lgb_params(variant), ds, num_boost_round=params.num_boost_round)
+        return Fitted(booster=booster, variant=variant, inputs=names, params=params)
+    label = np.log(y_us)
+    if variant == "log_ratio":
+        label = label - t[ANALYTIC_INPUT].to_numpy(np.float64)
+    weight = training_weights(t, params)
+    if params.rank_init > 0 and not params.rank_option_queries:
+        return _fit_from_ranker(t, x, label, weight, variant, params)
+    ranker = None
+    if params.rank_init > 0:
+        ranker = fit(t, "lambdarank", replace(params, num_boost_round=params.rank_init_rounds))
+    ds = lgb.Dataset(x, label=label, weight=weight, feature_name=names, free_raw_data=True)
     start = ranked_start(ranker.booster, params.rank_init) if ranker is not None else None
     booster = lgb.train(params.lgb_params(variant), ds, num_boost_round=params.num_boost_round, init_model=start)
     return Fitted(booster=booster, variant=variant, inputs=names, params=params, ranker=ranker)
+
+
+def _fit_from_ranker(t: pd.DataFrame, x: np.ndarray, label: np.ndarray, weight: np.ndarray, variant: str,
+                     params: FitParams) -> Fitted:
+    """A latency variant boosted from a LambdaRank model of the same rows
+    (``rank_init``), binning the rows once: the ranker trains on the
+    Dataset, its scores on the training rows come from LightGBM's own
+    training scores, and the regression then trains on the same Dataset with
+    its labels, weights and those scores (x -rank_init) as the start. The
+    result is the booster that ``init_model=ranked_start(...)`` gives (the
+    ranker's scaled trees, then the regression's), without binning the rows
+    a second time and predicting the ranker over them (~4 s of a 26-s fit
+    on the 211,000 H200 training rows)."""
+    import lightgbm as lgb
+
+    names = input_names()
+    rparams = replace(params, num_boost_round=params.rank_init_rounds)
+    sizes = t.groupby("group", sort=False).size().to_numpy()
+    ds = lgb.Dataset(x, label=rank_labels(t), group=sizes, feature_name=names, free_raw_data=True)
+    trained = lgb.train(rparams.lgb_params("lambdarank"), ds, num_boost_round=rparams.num_boost_round,
+                        keep_training_booster=True)
+    scores: list[np.ndarray] = []
+
+    def grab(preds, _data):  # the training rows' raw ranker scores
+        scores.append(np.array(preds, dtype=np.float64))
+        return "train_scores", 0.0, False
+
+    trained.eval_train(feval=grab)
+    rank_text = trained.model_to_string()
+    trained.free_dataset()
+    del trained
+    ranker = Fitted(booster=lgb.Booster(model_str=rank_text), variant="lambdarank", inputs=names, params=rparams)
+    ds.set_group(None)
+    ds.set_label(label)
+    ds.set_weight(weight)
+    ds.set_init_score(-params.rank_init * scores[0])
+    reg = lgb.train(params.lgb_params(variant), ds, num_boost_round=params.num_boost_round)
+    start = ranked_start(ranker.booster, params.rank_init)
+    booster = lgb.Booster(model_str=stacked_model_text(start.model_to_string(), reg.model_to_string()))
+    return Fitted(booster=booster, variant=variant, inputs=names, params=params, ranker=ranker)
+
+
+def _split_model_text(text: str) -> tuple[list[str], list[list[str]], list[str]]:
+    """(header lines, each tree's lines, the lines from ``end of trees`` on)
+    of a LightGBM model text."""
+    head: list[str] = []
+    trees: list[list[str]] = []
+    tail: list[str] = []
+    part = head
+    for line in text.splitlines():
+        if line.startswith("Tree="):
+            trees.append([])
+            part = trees[-1]
+        elif line.startswith("end of trees"):
+            part = tail
+        part.append(line)
+    return head, trees, tail
+
+
+def stacked_model_text(first: str, second: str) -> str:
+    """One LightGBM model text whose trees are ``first``'s, then
+    ``second``'s (renumbered), under ``second``'s header and parameters:
+    what ``lgb.train(init_model=first)`` saves when ``second`` was trained
+    from ``first``'s scores. Both must come from one Dataset's bins."""
+    _, first_trees, _ = _split_model_text(first)
+    head, second_trees, tail = _split_model_text(second)
+    n = len(first_trees)
+    renumbered = [[f"Tree={n + i}"] + tree[1:] for i, tree in enumerate(second_trees)]
+    # tree_sizes are byte offsets of the trees: LightGBM reads them in order without
+    head = [line for line in head if not line.startswith("tree_sizes=")]
+    lines = head + [line for tree in first_trees + renumbered for line in tree] + tail
+    return "\n".join(lines) + "\n"
 
 
 def options_only_groups(table: pd.DataFrame) -> pd.Series:

@@ -85,3 +85,19 @@ def test_ranker_with_option_queries_trains_on_the_extra_queries(synthetic_table)
     xs = input_matrix(synthetic_table)
     np.testing.assert_array_equal(fit(synthetic_table, "lambdarank", on).booster.predict(xs),
                                   fit(synthetic_table, "lambdarank", off).booster.predict(xs))
+
+
+def test_binning_once_gives_the_booster_init_model_gives(synthetic_table):
+    # rank_option_queries=1 on a table without options-only subgroups trains
+    # the same ranker through the init_model path (the ranker predicted over
+    # the rows, a second Dataset); rank_option_queries=0 reuses the ranker's
+    # Dataset and training scores and stacks the two models' texts
+    base = dict(num_boost_round=30, num_leaves=15, num_threads=1, rank_init=0.05, rank_init_rounds=20)
+    via_init_model = fit(synthetic_table, "log_ratio", FitParams(**base, rank_option_queries=1))
+    binned_once = fit(synthetic_table, "log_ratio", FitParams(**base, rank_option_queries=0))
+    x = input_matrix(synthetic_table)
+    assert binned_once.booster.num_trees() == via_init_model.booster.num_trees() == 50
+    np.testing.assert_allclose(binned_once.booster.predict(x), via_init_model.booster.predict(x), rtol=1e-9)
+    np.testing.assert_allclose(binned_once.booster.predict(x, num_iteration=20),
+                               -0.05 * binned_once.ranker.booster.predict(x), rtol=1e-9, atol=1e-12)
+    check_model_text(binned_once.booster.model_to_string())

@@ -74,3 +74,18 @@ def test_noise_weights_shrink_rows_whose_timing_spread_is_wide():
     assert np.array_equal(noise_weights(t.drop(columns=["latency_p80_us"]), 0.2), np.ones(4))
     p = FitParams(near_best_power=0.5, noise_spread_ref=0.2)
     assert np.allclose(training_weights(t, p), w * np.array([1.0, 1.0, 2 ** -0.5, 0.5]))
+
+
+def test_noise_weights_shrink_fast_rows_timed_only_a_few_times():
+    import numpy as np
+    import pandas as pd
+
+    from learned_cost.train.fit import noise_weights
+
+    t = pd.DataFrame({"group": ["a"] * 4, "latency_us": [5.0, 5.0, 86.8, 3000.0],
+                      "latency_p20_us": [5.0, 5.0, 86.8, 3000.0], "latency_p80_us": [5.0, 5.0, 86.8, 3000.0],
+                      "reps": [120, 4, 1, 1]})
+    # one repetition of an 87-µs kernel: p20 = p80 says nothing -> 1/16; a
+    # 3-ms kernel timed once is timed as do_bench means to -> 1
+    assert np.allclose(noise_weights(t, 0.2), [1.0, 1.0, 1 / 16, 1.0])
+    assert np.array_equal(noise_weights(t.drop(columns=["reps"]), 0.2), np.ones(4))
