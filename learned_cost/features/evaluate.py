@@ -314,8 +314,18 @@ class Evaluator:
         ret_vals: list = []
         ret_taint: list = []
         blocks = blocks_to_walk(fn.body)
+        # unstructured control flow (an early ``return`` in an ``if`` becomes
+        # cf.cond_br to a returning block): each block runs in the share of
+        # programs its incoming branches send to it; a block no branch seen
+        # so far targets runs in all of them
+        reach: dict[str, float] = {}
         for block in blocks:
-            term = self._block(fr, block, mults, 0, depth)
+            share = reach.get(block.label.lstrip("^"), 1.0) if block is not blocks[0] and block.label else 1.0
+            if share <= 0.0:
+                continue
+            term = self._block(fr, block, [m * share for m in mults] if share < 1.0 else mults, 0, depth)
+            if term is not None and term.successors:
+                self._branch_shares(fr, term, share, reach)
             if term is not None and term.name in ("tt.return", "func.return") and not ret_vals:
                 ops = self._operands(fr, term)
                 ret_vals = [fr.env.get(o) for o in ops]
@@ -762,21 +772,7 @@ class Evaluator:
         ops = self._operands(fr, op)
         w = mults[-1]
         self.static_branches.add(id(op))
-        cond = fr.env.get(ops[0]) if ops else None
-        p: float | None
-        if ops and ops[0] in fr.taint:
-            p = 0.5  # decided by data (a loaded flag, a target == ignore_index): no assumed value decides it
-        elif type(cond) is int:
-            p = 1.0 if cond else 0.0
-        elif isinstance(cond, S.Mask) and cond.exact:
-            atoms = tuple((self._ctrl(c), s) for c, s in cond.atoms)
-            domains = self._domains()
-            if all(name in domains for name in S.symbols_of(c for c, _ in atoms)):
-                p = S.mask_fraction(S.Mask(atoms), (), domains)
-            else:
-                p = 0.5  # depends on values only known per iteration
-        else:
-            p = 0.5
+        p = self._taken_share(fr, ops[0] if ops else None)
         results_by_branch = []
         for ri, region in enumerate(op.regions[:2]):
             share = p if ri == 0 else 1.0 - p
@@ -795,6 +791,39 @@ class Evaluator:
             fr.level[r] = len(mults) - 1
             if any(i < len(ys) and ys[i] in fr.taint for ys in taken):
                 fr.taint.add(r)
+
+    def _branch_shares(self, fr: _Frame, term: Operation, share: float, reach: dict) -> None:
+        """Add the share of programs a block's terminator sends to each
+        successor: all to a cf.br's target, the condition's share to a
+        cf.cond_br's first target and the rest to its second, an even split
+        for other branch ops."""
+        targets = [t.lstrip("^").split("(")[0] for t in term.successors]
+        if term.name == "cf.cond_br" and len(targets) == 2:
+            ops = self._operands(fr, term)
+            p = self._taken_share(fr, ops[0] if ops else None)
+            self.static_branches.add(id(term))
+            parts = [share * p, share * (1.0 - p)]
+        else:
+            parts = [share / len(targets)] * len(targets)
+        for t, part in zip(targets, parts):
+            reach[t] = reach.get(t, 0.0) + part
+
+    def _taken_share(self, fr: _Frame, key) -> float:
+        """Share of programs and iterations in which the i1 value ``key`` is
+        true: exact when it is known or a mask over program ids and loop
+        indices of known range; 0.5 when data or unknown values decide it
+        (a loaded flag, a target == ignore_index: no assumed value decides)."""
+        if key is None or key in fr.taint:
+            return 0.5
+        cond = fr.env.get(key)
+        if type(cond) is int:
+            return 1.0 if cond else 0.0
+        if isinstance(cond, S.Mask) and cond.exact:
+            atoms = tuple((self._ctrl(c), s) for c, s in cond.atoms)
+            domains = self._domains()
+            if all(name in domains for name in S.symbols_of(c for c, _ in atoms)):
+                return S.mask_fraction(S.Mask(atoms), (), domains)
+        return 0.5  # depends on values only known per iteration
 
     def _while(self, fr: _Frame, op: Operation, mults: list, depth: int) -> None:
         """scf.while: both regions are walked once with a unit weight, then the

@@ -80,6 +80,9 @@ _TABLE: dict[str, tuple[str, ...]] = {
         # a one-element tensor read as a scalar; a barrier of the program's
         # own warps (tl.debug_barrier)
         "tt.unsplat", "gpu.barrier",
+        # unstructured branches (an early return inside an if): the
+        # evaluator weighs each block by the share of programs sent to it
+        "cf.br", "cf.cond_br",
     ),
     "load": ("tt.load", "tt.descriptor_load", "tt.experimental_descriptor_load", "tt.descriptor_gather"),
     "store": ("tt.store", "tt.descriptor_store", "tt.experimental_descriptor_store", "tt.descriptor_scatter"),
@@ -101,7 +104,7 @@ SIDE_EFFECT_OPS = frozenset(
     {
         "tt.store", "tt.descriptor_store", "tt.experimental_descriptor_store", "tt.descriptor_scatter",
         "tt.atomic_rmw", "tt.atomic_cas", "tt.descriptor_reduce", "tt.print", "tt.assert",
-        "tt.return", "func.return", "gpu.barrier",
+        "tt.return", "func.return", "gpu.barrier", "cf.br", "cf.cond_br",
     }
 )
 

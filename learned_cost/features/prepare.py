@@ -24,7 +24,7 @@ from ..ttir.ir import (
 from .optable import EW_CLASSES, OP_CLASS, SIDE_EFFECT_OPS, TERMINATORS
 
 PURE_CLASSES = frozenset(EW_CLASSES) | {"layout", "free"}
-STOP_OPS = TERMINATORS | {"tt.return", "func.return"}
+STOP_OPS = TERMINATORS | {"tt.return", "func.return", "cf.br", "cf.cond_br"}
 _CALL_OPS = frozenset(name for name, cls in OP_CLASS.items() if cls == "call")
 _PURE_OPS = frozenset(name for name, cls in OP_CLASS.items() if cls in PURE_CLASSES)
 # pure op name -> its cost class (one lookup answers both questions)
