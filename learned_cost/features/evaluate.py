@@ -34,6 +34,10 @@ Rules for what cannot be known statically (documented in ``extract``):
 * integer scalars loaded from memory (``tl.load(lens + b)``): the k-th such
   load reads k x ``ASSUMED_LOADED_INT``; a loop bounded by one counts as
   unresolved (``unresolved_loops`` += 1, warning) with the trips that follow.
+* an early ``return`` inside an ``if`` (``cf.cond_br`` to a block that only
+  returns): the blocks after it count in the share of programs that stay,
+  exactly when program ids and known integers decide; all of them when data
+  decides (``_branch_shares``).
 * ``scf.if``: when the condition is known, only the taken branch counts; when
   it depends on program ids or loop indices with known ranges, each branch is
   weighted by the share of (program, iteration) points taking it; otherwise
@@ -319,13 +323,15 @@ class Evaluator:
         # programs its incoming branches send to it; a block no branch seen
         # so far targets runs in all of them
         reach: dict[str, float] = {}
+        exits = {b.label.lstrip("^") for b in blocks[1:] if b.label and len(b.operations) == 1
+                 and b.operations[0].name in ("tt.return", "func.return") and not b.operations[0].operands}
         for block in blocks:
             share = reach.get(block.label.lstrip("^"), 1.0) if block is not blocks[0] and block.label else 1.0
             if share <= 0.0:
                 continue
             term = self._block(fr, block, [m * share for m in mults] if share < 1.0 else mults, 0, depth)
             if term is not None and term.successors:
-                self._branch_shares(fr, term, share, reach)
+                self._branch_shares(fr, term, share, reach, exits)
             if term is not None and term.name in ("tt.return", "func.return") and not ret_vals:
                 ops = self._operands(fr, term)
                 ret_vals = [fr.env.get(o) for o in ops]
@@ -792,16 +798,25 @@ class Evaluator:
             if any(i < len(ys) and ys[i] in fr.taint for ys in taken):
                 fr.taint.add(r)
 
-    def _branch_shares(self, fr: _Frame, term: Operation, share: float, reach: dict) -> None:
+    def _branch_shares(self, fr: _Frame, term: Operation, share: float, reach: dict, exits: set) -> None:
         """Add the share of programs a block's terminator sends to each
         successor: all to a cf.br's target, the condition's share to a
         cf.cond_br's first target and the rest to its second, an even split
-        for other branch ops."""
+        for other branch ops. An early exit (a target that only returns)
+        whose condition data decides sends no program away: such exits guard
+        grids sized for the worst case (MoE blocks past the routed tokens,
+        query blocks past a packed sequence's end), and counting the work
+        is what held-out MoE GEMMs were predicted best with (4-split CV:
+        regret@1 1.013 against 1.067 with half the programs leaving)."""
         targets = [t.lstrip("^").split("(")[0] for t in term.successors]
         if term.name == "cf.cond_br" and len(targets) == 2:
             ops = self._operands(fr, term)
-            p = self._taken_share(fr, ops[0] if ops else None)
+            key = ops[0] if ops else None
             self.static_branches.add(id(term))
+            if (key is None or key in fr.taint) and (targets[0] in exits) != (targets[1] in exits):
+                p = 0.0 if targets[0] in exits else 1.0
+            else:
+                p = self._taken_share(fr, key)
             parts = [share * p, share * (1.0 - p)]
         else:
             parts = [share / len(targets)] * len(targets)

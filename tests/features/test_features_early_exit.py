@@ -52,10 +52,11 @@ def test_programs_past_a_bound_leave_and_cost_nothing():
     assert full.values["load_bytes"] == pytest.approx(128 * 4)
 
 
-def test_an_exit_decided_by_data_counts_half():
+def test_an_exit_decided_by_data_keeps_every_program():
     meta = torch.device("meta")
     args = [torch.empty(1280, device=meta), torch.empty(10, dtype=torch.int32, device=meta),
             torch.empty(1280, device=meta)]
     f = extract_features(_ttir(copy_unless_flagged, args), None, grid=(10, 1, 1), options={"num_warps": 4})
-    # the flag itself is read by every program
-    assert f.values["load_bytes"] == pytest.approx(4 + 0.5 * 128 * 4)
+    # the flag, then the tile, in every program
+    assert f.values["load_bytes"] == pytest.approx(4 + 128 * 4)
+    assert f.values["branches"] == 1
