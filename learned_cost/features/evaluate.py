@@ -813,10 +813,10 @@ class Evaluator:
             ops = self._operands(fr, term)
             key = ops[0] if ops else None
             self.static_branches.add(id(term))
-            if (key is None or key in fr.taint) and (targets[0] in exits) != (targets[1] in exits):
-                p = 0.0 if targets[0] in exits else 1.0
-            else:
-                p = self._taken_share(fr, key)
+            p = self._decided_share(fr, key)
+            if p is None:
+                exit_first, exit_second = targets[0] in exits, targets[1] in exits
+                p = 0.0 if exit_first and not exit_second else 1.0 if exit_second and not exit_first else 0.5
             parts = [share * p, share * (1.0 - p)]
         else:
             parts = [share / len(targets)] * len(targets)
@@ -825,11 +825,17 @@ class Evaluator:
 
     def _taken_share(self, fr: _Frame, key) -> float:
         """Share of programs and iterations in which the i1 value ``key`` is
-        true: exact when it is known or a mask over program ids and loop
-        indices of known range; 0.5 when data or unknown values decide it
+        true (``_decided_share``); 0.5 when data or unknown values decide it
         (a loaded flag, a target == ignore_index: no assumed value decides)."""
+        p = self._decided_share(fr, key)
+        return 0.5 if p is None else p
+
+    def _decided_share(self, fr: _Frame, key) -> float | None:
+        """The share of programs and iterations in which ``key`` is true when
+        it is known or a mask over program ids and loop indices of known
+        range; None when data or values unknown here decide it."""
         if key is None or key in fr.taint:
-            return 0.5
+            return None
         cond = fr.env.get(key)
         if type(cond) is int:
             return 1.0 if cond else 0.0
@@ -838,7 +844,7 @@ class Evaluator:
             domains = self._domains()
             if all(name in domains for name in S.symbols_of(c for c, _ in atoms)):
                 return S.mask_fraction(S.Mask(atoms), (), domains)
-        return 0.5  # depends on values only known per iteration
+        return None  # depends on values only known per iteration
 
     def _while(self, fr: _Frame, op: Operation, mults: list, depth: int) -> None:
         """scf.while: both regions are walked once with a unit weight, then the

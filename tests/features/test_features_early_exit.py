@@ -47,9 +47,11 @@ def test_programs_past_a_bound_leave_and_cost_nothing():
     assert f.values["load_bytes"] == pytest.approx(0.5 * 128 * 4)
     assert f.values["store_bytes"] == pytest.approx(0.5 * 128 * 4)
     assert f.values["branches"] == 1
-    # every program works when the bound covers the grid
-    full = extract_features(ttir, "arg2=1280", grid=(10, 1, 1), options={"num_warps": 4})
-    assert full.values["load_bytes"] == pytest.approx(128 * 4)
+    # every program works when the bound covers the grid, and when the bound
+    # is not given (an unknown exit keeps the programs, as one data decides)
+    for bindings in ("arg2=1280", None):
+        full = extract_features(ttir, bindings, grid=(10, 1, 1), options={"num_warps": 4})
+        assert full.values["load_bytes"] == pytest.approx(128 * 4), bindings
 
 
 def test_an_exit_decided_by_data_keeps_every_program():
