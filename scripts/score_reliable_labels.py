@@ -18,6 +18,10 @@ the prediction of the model that never saw its family.
 
     python scripts/score_reliable_labels.py --predictions reports/h200/predictions.parquet \
         --data data/h200 --max-ratio 2 --min-reps 4 --fast-us 100
+
+``--write-keys FILE`` also writes the dropped rows' keys, one per line:
+what ``learned-cost replay ... --retry-status ok --keys FILE`` times again
+(harvested rows; corpus rows go through the collector).
 """
 
 from __future__ import annotations
@@ -64,6 +68,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--min-reps", type=int, default=4,
                     help="drop rows under --fast-us timed fewer times than this (default 4; 1 = keep all)")
     ap.add_argument("--fast-us", type=float, default=100.0, help="what --min-reps applies to, µs (default 100)")
+    ap.add_argument("--write-keys", type=Path, default=None, help="write the dropped rows' keys here, one per line")
     args = ap.parse_args(argv)
     if not (args.max_ratio > 1.0 and math.isfinite(args.max_ratio)):
         ap.error(f"--max-ratio must be a finite number above 1, got {args.max_ratio}")
@@ -89,6 +94,10 @@ def main(argv: list[str] | None = None) -> int:
     print(summaries(pred).round(4).to_string())
     print("\nthe other rows only:")
     print(summaries(pred.loc[reliable]).round(4).to_string())
+    if args.write_keys is not None:
+        keys = sorted(pred.loc[~reliable, "key"].astype(str))
+        args.write_keys.write_text("".join(k + "\n" for k in keys))
+        print(f"\n{len(keys)} keys -> {args.write_keys}")
     return 0
 
 

@@ -291,7 +291,9 @@ from learned_cost.collect.inductor.replay import ReplayOptions, replay
 def main():
     caps = [Capture.from_json(l) for l in Path(sys.argv[1]).read_text().splitlines() if l.strip()]
     caps = [c for c in caps if c.kernel_name.startswith(("triton_red_", "triton_poi_fused__to_copy"))]
-    opts = ReplayOptions(device="interpreter", out=Path(sys.argv[2]), max_configs=4, progress=False, jobs=1)
+    keys = sys.argv[3].split(",") if len(sys.argv) > 3 else None
+    opts = ReplayOptions(device="interpreter", out=Path(sys.argv[2]), max_configs=4, progress=False, jobs=1,
+                         keys=keys, retry_statuses=("ok",) if keys else ())
     s = replay(opts, caps)
     print("SUMMARY", s.measured, s.skipped, dict(s.by_status))
 
@@ -320,6 +322,14 @@ def test_replay_under_the_interpreter_measures_checks_and_resumes(tmp_path):
     assert all(json.loads(v)["reference"] == "captured-config" for v in rows["versions"])
     again = subprocess.run(run, capture_output=True, text=True, env=env, timeout=600)
     assert "SUMMARY 0 8 {}" in again.stdout, again.stdout + again.stderr[-2000:]
+    # chosen keys timed again (the store keeps both measurements); the rest untouched
+    chosen = sorted(rows["key"])[:2]
+    retimed = subprocess.run(run + [",".join(chosen)], capture_output=True, text=True, env=env, timeout=600)
+    assert "SUMMARY 2 0 {'ok': 2}" in retimed.stdout, retimed.stdout + retimed.stderr[-2000:]
+    after = ProfileStore(store).load_rows().set_index("key")
+    assert sorted(after.index) == sorted(rows["key"])
+    before = rows.set_index("key")["timestamp"]
+    assert all(after.loc[k, "timestamp"] >= before[k] for k in chosen)
 
 
 def test_one_kernel_at_several_sizes_shares_compiles_and_stays_together():

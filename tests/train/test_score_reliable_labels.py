@@ -62,6 +62,10 @@ def test_few_repetitions_of_a_fast_kernel_are_dropped(mod, tmp_path, capsys, mon
     # "b": 1 repetition of a kernel under 100 µs; "d" is slow, 2 repetitions are enough
     assert "1 of 4 scored rows dropped: under 100 µs timed fewer than 4 times" in out
     assert "0 of 4 scored rows dropped: p80 / p20 > 2" in out
+    # the dropped rows' keys, for the replay to time again
+    keys = tmp_path / "retime.txt"
+    assert mod.main(["--predictions", str(path), "--data", str(tmp_path), "--write-keys", str(keys)]) == 0
+    assert keys.read_text() == "b\n"
 
 
 def test_bad_limit_is_refused(mod, capsys):

@@ -39,6 +39,8 @@ def add_replay_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--export-dir", type=Path, default=None, help="consolidate rows/ttir Parquet here periodically")
     p.add_argument("--export-tag", default="h200-inductor", help="name part of the consolidated files")
     p.add_argument("--programs", default="", help="only captures of these programs (comma-separated)")
+    p.add_argument("--keys", type=Path, default=None,
+                   help="a file of row keys, one per line: only these (with --retry-status ok: time them again)")
     p.add_argument("--max-configs", type=int, default=32, help="configs per capture at most")
     p.add_argument("--max-captures", type=int, default=None, help="captures to replay at most")
     p.add_argument("--deadline", type=float, default=None, help="stop cleanly after this many seconds")
@@ -92,13 +94,23 @@ def run_replay(args: argparse.Namespace) -> int:
     if missing:
         print(f"learned-cost replay: no such capture file or folder: {', '.join(missing)}", file=sys.stderr)
         return 2
+    keys = None
+    if args.keys is not None:
+        try:
+            keys = [k.strip() for k in args.keys.read_text().splitlines() if k.strip()]
+        except (OSError, UnicodeDecodeError) as e:
+            print(f"learned-cost replay: --keys {args.keys}: cannot read ({type(e).__name__})", file=sys.stderr)
+            return 2
+        if not keys:
+            print(f"learned-cost replay: --keys {args.keys} holds no key", file=sys.stderr)
+            return 2
     caps = load_captures(args.captures)
     opts = ReplayOptions(
         device=args.device, out=args.out, skip_from=args.skip_from, retry_statuses=tuple(args.retry_status),
         tensors_dirs=args.tensors,
         export_dir=args.export_dir, export_tag=args.export_tag, max_configs=args.max_configs,
         max_captures=args.max_captures, deadline_s=args.deadline, jobs=args.jobs, hardware=args.hardware,
-        progress=not args.no_progress, programs=_split(args.programs) or None,
+        progress=not args.no_progress, programs=_split(args.programs) or None, keys=keys,
     )
     s = replay(opts, caps)
     return 1 if s.stopped == "fatal" else 0

@@ -313,6 +313,10 @@ class ReplayOptions:
     hardware: str | None = None
     progress: bool = True
     programs: Sequence[str] | None = None
+    # only these row keys (None: all): to time chosen rows again, e.g. the
+    # ones whose p80 / p20 spread is beyond the noise floor, together with
+    # retry_statuses=("ok",)
+    keys: Sequence[str] | None = None
     compile_ahead: int = 24
 
 
@@ -343,9 +347,12 @@ class Replayer(StoreWriter):
         if self.opts.programs:
             caps = [c for c in caps if c.program in set(self.opts.programs)]
         pending: list[_Pending] = []
+        wanted = None if self.opts.keys is None else set(self.opts.keys)
         for cap in replay_order(caps):
             cfgs = config_space(cap, self.opts.max_configs)
             keys = [self._key(cap, c) for c in cfgs]
+            if wanted is not None:
+                cfgs, keys = [c for c, k in zip(cfgs, keys) if k in wanted], [k for k in keys if k in wanted]
             self.summary.planned += len(cfgs)
             todo = [(c, k) for c, k in zip(cfgs, keys) if k not in done]
             self.summary.skipped += len(cfgs) - len(todo)
