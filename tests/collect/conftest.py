@@ -1,7 +1,8 @@
 """Shared steps of the corpus-module tests (test_collect_library.py,
-test_collect_inference.py, test_collect_backward.py): a Python subprocess
-in the repository, the collector over a module's families under the
-interpreter with its row checks, and TTIR + features of one config."""
+test_collect_inference.py, test_collect_backward.py, ...): a Python
+subprocess in the repository, the collector over a module's families under
+the interpreter with its row checks, TTIR + features of one config, and the
+checks every group's configs owe."""
 
 from __future__ import annotations
 
@@ -70,8 +71,26 @@ def ttir_and_features(fam, shape, dtype, cfg=None):
     return texts, launch, feats
 
 
+def option_groups(fam):
+    """Each group ``fam`` measures (skipped ones left out) as (shape, dtype,
+    configs), after the checks every corpus family owes: 8 to
+    ``fam.max_configs`` distinct configs, more than one num_warps and only
+    powers of two up to 16 among them. The caller checks the rest."""
+    for dtype in fam.dtypes:
+        for shape in fam.shapes:
+            if fam.skip(shape, dtype):
+                continue
+            cfgs = fam.group_configs(shape, dtype)
+            assert 8 <= len(cfgs) <= fam.max_configs, (fam.name, shape, dtype, len(cfgs))
+            assert len({tuple(sorted(c.items())) for c in cfgs}) == len(cfgs), (fam.name, shape, dtype)
+            warps = {c["num_warps"] for c in cfgs}
+            assert warps <= {1, 2, 4, 8, 16} and len(warps) > 1, (fam.name, shape, dtype, warps)
+            yield shape, dtype, cfgs
+
+
 @pytest.fixture
 def corpus_checks():
     """The helpers above (a fixture: the tests import with importlib mode,
     so a sibling module is not importable by name)."""
-    return SimpleNamespace(python=run_python, measure_tiny=measure_tiny, ttir_and_features=ttir_and_features)
+    return SimpleNamespace(python=run_python, measure_tiny=measure_tiny, ttir_and_features=ttir_and_features,
+                           option_groups=option_groups)

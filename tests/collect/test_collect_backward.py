@@ -58,24 +58,21 @@ def _tile_elements(fam_name, cfg):
 
 
 @pytest.mark.parametrize("fam", bwd.FAMILIES, ids=NAMES)
-def test_every_group_has_a_real_choice_of_launch_options(fam):
+def test_every_group_has_a_real_choice_of_launch_options(fam, corpus_checks):
     loops = fam.name != "swiglu_bwd"
-    for dtype in fam.dtypes:
-        for shape in fam.shapes:
-            cfgs = fam.group_configs(shape, dtype)
-            assert 8 <= len(cfgs) <= fam.max_configs, (fam.name, shape, dtype, len(cfgs))
-            assert len({tuple(sorted(c.items())) for c in cfgs}) == len(cfgs)
-            assert {c["num_warps"] for c in cfgs} <= {1, 2, 4, 8, 16} and len({c["num_warps"] for c in cfgs}) > 1
-            assert {c["num_stages"] for c in cfgs} <= ({1, 2, 3} if loops else {1})
-            for c in cfgs:
-                per_thread = _tile_elements(fam.name, c) / (32 * c["num_warps"])
-                assert 1 <= per_thread <= bwd.MAX_PER_THREAD, (fam.name, shape, c)
-                assert bwd.fits_registers(per_thread, LIVE_TILES[fam.name], c["num_warps"]), (fam.name, shape, c)
-            if fam.name == "rmsnorm_bwd":
-                assert all(c["BLOCK_N"] >= shape["N"] for c in cfgs)  # whole rows
-            if fam.name == "softmax_bwd" and shape["N"] > 2048:
-                # long rows: both the two-pass loop and, where a row fits, the one-pass tile
-                assert any(c["BLOCK_N"] < shape["N"] for c in cfgs)
+    groups = list(corpus_checks.option_groups(fam))
+    assert len(groups) == len(fam.dtypes) * len(fam.shapes)  # no group skipped
+    for shape, dtype, cfgs in groups:
+        assert {c["num_stages"] for c in cfgs} <= ({1, 2, 3} if loops else {1})
+        for c in cfgs:
+            per_thread = _tile_elements(fam.name, c) / (32 * c["num_warps"])
+            assert 1 <= per_thread <= bwd.MAX_PER_THREAD, (fam.name, shape, c)
+            assert bwd.fits_registers(per_thread, LIVE_TILES[fam.name], c["num_warps"]), (fam.name, shape, c)
+        if fam.name == "rmsnorm_bwd":
+            assert all(c["BLOCK_N"] >= shape["N"] for c in cfgs)  # whole rows
+        if fam.name == "softmax_bwd" and shape["N"] > 2048:
+            # long rows: both the two-pass loop and, where a row fits, the one-pass tile
+            assert any(c["BLOCK_N"] < shape["N"] for c in cfgs)
 
 
 def test_plan_sizes(tmp_path, corpus_checks):

@@ -61,20 +61,13 @@ def test_stock_triton_makes_ttir_and_features_for_real_shapes(fam, corpus_checks
 
 
 @pytest.mark.parametrize("fam", inf.FAMILIES, ids=NAMES)
-def test_every_group_has_a_real_choice_of_launch_options(fam):
-    for dtype in fam.dtypes:
-        for shape in fam.shapes:
-            if fam.skip(shape, dtype):
-                continue
-            cfgs = fam.group_configs(shape, dtype)
-            assert 8 <= len(cfgs) <= fam.max_configs, (fam.name, shape, dtype, len(cfgs))
-            assert len({tuple(sorted(c.items())) for c in cfgs}) == len(cfgs)
-            assert {c["num_warps"] for c in cfgs} <= {1, 2, 4, 8, 16} and len({c["num_warps"] for c in cfgs}) > 1
-            assert {c["num_stages"] for c in cfgs} <= {1, 2, 3}
-            if fam.name == "splitkv_decode":
-                assert len({c["num_stages"] for c in cfgs}) == 3  # the KV loop is pipelined
-            else:
-                assert {c["num_stages"] for c in cfgs} == {1}  # no loop
+def test_every_group_has_a_real_choice_of_launch_options(fam, corpus_checks):
+    for shape, dtype, cfgs in corpus_checks.option_groups(fam):
+        assert {c["num_stages"] for c in cfgs} <= {1, 2, 3}
+        if fam.name == "splitkv_decode":
+            assert len({c["num_stages"] for c in cfgs}) == 3  # the KV loop is pipelined
+        else:
+            assert {c["num_stages"] for c in cfgs} == {1}  # no loop
 
 
 def test_plans_are_of_sensible_size():

@@ -72,20 +72,13 @@ def test_stock_triton_makes_ttir_and_features_for_real_shapes(fam, corpus_checks
 
 
 @pytest.mark.parametrize("fam", lib.FAMILIES, ids=NAMES)
-def test_every_group_has_a_real_choice_of_launch_options(fam):
+def test_every_group_has_a_real_choice_of_launch_options(fam, corpus_checks):
     from learned_cost.collect.corpus.matmul import dot_tile_fits
 
-    for dtype in fam.dtypes:
-        for shape in fam.shapes:
-            if fam.skip(shape, dtype):
-                continue
-            cfgs = fam.group_configs(shape, dtype)
-            assert 8 <= len(cfgs) <= fam.max_configs, (fam.name, shape, dtype, len(cfgs))
-            assert len({tuple(sorted(c.items())) for c in cfgs}) == len(cfgs)
-            assert {c["num_warps"] for c in cfgs} <= {1, 2, 4, 8, 16} and len({c["num_warps"] for c in cfgs}) > 1
-            assert {c["num_stages"] for c in cfgs} <= {1, 2, 3, 4, 5}
-            if fam.name in DOT_FAMILIES and fam.name != "moe_gemm":
-                assert all(dot_tile_fits(c, shape, dtype) for c in cfgs)
+    for shape, dtype, cfgs in corpus_checks.option_groups(fam):
+        assert {c["num_stages"] for c in cfgs} <= {1, 2, 3, 4, 5}
+        if fam.name in DOT_FAMILIES and fam.name != "moe_gemm":
+            assert all(dot_tile_fits(c, shape, dtype) for c in cfgs)
 
 
 def test_list_names_the_library_families(tmp_path, corpus_checks):
