@@ -284,11 +284,14 @@ def _attn_ref(t, s, d):
     return torch.softmax(att, -1) @ v
 
 
-def _attn_configs(shape, dtype):
+def _attn_configs(shape, dtype, smem_limit=SMEM_LIMIT):
+    """Tile and launch options of a flash-attention forward whose K and V
+    stages and Q tile fit ``smem_limit`` bytes of shared memory and whose Q
+    tile holds at most 128 values per thread."""
     out = []
     for c in product({"BLOCK_M": (16, 32, 64, 128), "BLOCK_N": (16, 32, 64, 128), "num_warps": (1, 2, 4, 8), "num_stages": (1, 2, 3, 4)}):
         smem = (c["BLOCK_N"] * shape["D"] * 2) * 2 * c["num_stages"] + c["BLOCK_M"] * shape["D"] * 2
-        if smem > SMEM_LIMIT or c["BLOCK_M"] * shape["D"] / (32 * c["num_warps"]) > 128:
+        if smem > smem_limit or c["BLOCK_M"] * shape["D"] / (32 * c["num_warps"]) > 128:
             continue
         if c["BLOCK_M"] == 16 and c["num_warps"] == 8:
             continue

@@ -15,10 +15,9 @@ import triton.language as tl
 
 import torch
 
-from ..family import Family, Launch, cdiv, product
+from ..family import Family, Launch, cdiv
 from ._common import empty, randn
-
-SMEM_LIMIT = 200 * 1024
+from .matmul import _attn_configs
 
 
 def _lengths(shape) -> list[int]:
@@ -127,14 +126,10 @@ def _varlen_ref(t, s, d):
 
 
 def _varlen_configs(shape, dtype):
-    out = []
-    for c in product({"BLOCK_M": (32, 64, 128), "BLOCK_N": (32, 64, 128), "num_warps": (2, 4, 8),
-                      "num_stages": (1, 2, 3)}):
-        smem = (c["BLOCK_N"] * shape["D"] * 2) * 2 * c["num_stages"] + c["BLOCK_M"] * shape["D"] * 2
-        if smem > SMEM_LIMIT or c["BLOCK_M"] * shape["D"] / (32 * c["num_warps"]) > 128:
-            continue
-        out.append(c)
-    return out
+    # the fixed-length attention's options from 32-row tiles, 2 warps and up
+    # to 3 stages, within 200 KB of shared memory
+    return [c for c in _attn_configs(shape, dtype, smem_limit=200 * 1024)
+            if c["BLOCK_M"] >= 32 and c["BLOCK_N"] >= 32 and c["num_warps"] >= 2 and c["num_stages"] <= 3]
 
 
 VARLEN_ATTENTION = Family(
