@@ -37,6 +37,7 @@ import pandas as pd
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from learned_cost.dataset import ProfileStore  # noqa: E402
+from learned_cost.safe_io import atomic_write  # noqa: E402
 from learned_cost.train.metrics import evaluate_scores, random_k_scores  # noqa: E402
 
 COLUMNS = (("learned", "lofo_learned", True), ("analytic", "analytic_us", True))
@@ -96,7 +97,7 @@ def main(argv: list[str] | None = None) -> int:
     print(summaries(pred.loc[reliable]).round(4).to_string())
     if args.write_keys is not None:
         keys = sorted(pred.loc[~reliable, "key"].astype(str))
-        args.write_keys.write_text("".join(k + "\n" for k in keys))
+        atomic_write(args.write_keys, lambda tmp: tmp.write_text("".join(k + "\n" for k in keys)))
         print(f"\n{len(keys)} keys -> {args.write_keys}")
     return 0
 

@@ -83,6 +83,10 @@ def run_harvest(args: argparse.Namespace) -> int:
     return 0
 
 
+#: --keys files are lists of 32-hex-digit row keys: 64 MiB holds ~2 million.
+KEYS_FILE_BYTES = 64 << 20
+
+
 def run_replay(args: argparse.Namespace) -> int:
     from .harvest import load_captures
     from .replay import ReplayOptions, replay
@@ -96,11 +100,14 @@ def run_replay(args: argparse.Namespace) -> int:
         return 2
     keys = None
     if args.keys is not None:
+        from ...safe_io import FileReadError, read_regular_file
+
         try:
-            keys = [k.strip() for k in args.keys.read_text().splitlines() if k.strip()]
-        except (OSError, UnicodeDecodeError) as e:
-            print(f"learned-cost replay: --keys {args.keys}: cannot read ({type(e).__name__})", file=sys.stderr)
+            text = read_regular_file(args.keys, KEYS_FILE_BYTES, "--keys file").decode("utf-8")
+        except (FileReadError, UnicodeDecodeError) as e:
+            print(f"learned-cost replay: {e}", file=sys.stderr)
             return 2
+        keys = [k.strip() for k in text.splitlines() if k.strip()]
         if not keys:
             print(f"learned-cost replay: --keys {args.keys} holds no key", file=sys.stderr)
             return 2
