@@ -26,7 +26,7 @@ from .features_table import (
 )
 from .fit import (
     INTERVAL_SPLITS,
-    SPREAD_COLS,
+    TIMING_COLS,
     FitParams,
     Interval,
     Selection,
@@ -92,7 +92,7 @@ def load_features(data_dir, hardware: str, progress: bool = True, cache: bool = 
     # the timing spread of each row (training weighs noisy rows less); kept
     # out of the cached features, which depend on the TTIR and bindings only
     by_key = rows.drop_duplicates("key").set_index("key")
-    for col in SPREAD_COLS:
+    for col in TIMING_COLS:
         if col in by_key.columns:
             ft.table[col] = pd.to_numeric(ft.table["key"].map(by_key[col]), errors="coerce").astype(np.float64)
     return ft, profile

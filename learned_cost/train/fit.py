@@ -208,9 +208,11 @@ def near_best_weights(table: pd.DataFrame, power: float, true_col: str = "latenc
     return (t / best) ** -float(power)
 
 
-#: Timing percentiles and repetitions a features table may carry for
-#: ``noise_weights``.
-SPREAD_COLS = ("latency_p20_us", "latency_p80_us", "reps")
+#: Timing percentiles a features table may carry for ``noise_weights``.
+SPREAD_COLS = ("latency_p20_us", "latency_p80_us")
+#: Every timing column ``noise_weights`` reads: the percentiles and the
+#: number of repetitions.
+TIMING_COLS = (*SPREAD_COLS, "reps")
 
 #: A row timed fewer times than this has no spread worth the name (p20 =
 #: p80 for one repetition). Under ``FEW_REPS_US`` that is a sign of a bad
@@ -231,7 +233,7 @@ def noise_weights(table: pd.DataFrame, ref: float) -> np.ndarray:
     spread weighs 1/16); 1/16 for a row under FEW_REPS_US timed fewer than
     FEW_REPS times. Rows without percentiles, or ``ref`` 0: 1."""
     w = np.ones(len(table))
-    if ref <= 0 or not all(c in table.columns for c in SPREAD_COLS[:2]):
+    if ref <= 0 or not all(c in table.columns for c in SPREAD_COLS):
         return w
     with np.errstate(divide="ignore", invalid="ignore"):
         s = np.log(table[SPREAD_COLS[1]].to_numpy(np.float64) / table[SPREAD_COLS[0]].to_numpy(np.float64))
@@ -356,8 +358,8 @@ def _fit_from_ranker(t: pd.DataFrame, x: np.ndarray, label: np.ndarray, weight: 
     ds.set_weight(weight)
     ds.set_init_score(-params.rank_init * scores[0])
     reg = lgb.train(params.lgb_params(variant), ds, num_boost_round=params.num_boost_round)
-    start = ranked_start(ranker.booster, params.rank_init)
-    booster = lgb.Booster(model_str=stacked_model_text(start.model_to_string(), reg.model_to_string()))
+    start = scaled_model_text(rank_text, -params.rank_init)  # what ranked_start loads, as text
+    booster = lgb.Booster(model_str=stacked_model_text(start, reg.model_to_string()))
     return Fitted(booster=booster, variant=variant, inputs=names, params=params, ranker=ranker)
 
 
@@ -424,15 +426,22 @@ def ranked_start(ranker, rank_init: float):
     it keeps these trees, so the shipped model stays one booster."""
     import lightgbm as lgb
 
+    return lgb.Booster(model_str=scaled_model_text(ranker.model_to_string(), -rank_init))
+
+
+def scaled_model_text(text: str, factor: float) -> str:
+    """A LightGBM model text whose trees' leaf and node values are
+    ``factor`` times ``text``'s: a booster predicting ``factor`` x the raw
+    score."""
     lines = []
-    for line in ranker.model_to_string().splitlines():
+    for line in text.splitlines():
         if line.startswith("tree_sizes="):
             continue  # byte sizes change with the values; LightGBM then reads the trees in order
         if line.startswith(("leaf_value=", "internal_value=")):
             key, _, values = line.partition("=")  # empty for a one-leaf tree's nodes
-            line = key + "=" + " ".join(repr(-rank_init * float(v)) for v in values.split(" ") if v)
+            line = key + "=" + " ".join(repr(factor * float(v)) for v in values.split(" ") if v)
         lines.append(line)
-    return lgb.Booster(model_str="\n".join(lines) + "\n")
+    return "\n".join(lines) + "\n"
 
 
 # ----------------------------------------------------------------- folds
@@ -526,7 +535,7 @@ def run_fit_tasks(table: pd.DataFrame, tasks: list, params: FitParams | None = N
     jobs = max(1, int(jobs if jobs is not None else (os.cpu_count() or 1)))
     # ttir_digest: the options-only subgroups of rank_option_queries
     cols = [c for c in dict.fromkeys(input_names() + ["latency_us", "group", "key", "family", "ttir_digest",
-                                                      *SPREAD_COLS])
+                                                      *TIMING_COLS])
             if c in table.columns]
     table = table[cols]
     out: list[np.ndarray] = []
