@@ -83,8 +83,9 @@ def test_tables_hold_each_problems_sizes_and_addresses():
     assert t["a_ptrs"].tolist() == [t["a"].data_ptr() + s * shape["K"] * elem for s in starts]
     assert t["out_ptrs"].tolist() == [t["out"].data_ptr() + s * shape["N"] * elem for s in starts]
     assert t["w_ptrs"].tolist() == [t["w"].data_ptr() + i * shape["N"] * shape["K"] * elem for i in range(len(rows))]
-    # 16-byte aligned bases, as the kernel's hints promise
+    # 16-byte aligned bases and rows, as the kernel's hints promise
     assert all(p % 16 == 0 for name in ("a_ptrs", "w_ptrs", "out_ptrs") for p in t[name].tolist())
+    assert all(s["N"] % 8 == 0 and s["K"] % 8 == 0 for s in fam.shapes + (fam.tiny,))
 
 
 def test_grouped_gemm_ttir_features_assume_sizes_read_from_memory(corpus_checks):
