@@ -2,8 +2,8 @@
 launch after a small preprocessing step: given q, k, v, the forward's
 output o, the incoming gradient do, the forward's per-row logsumexp L of
 the scaled scores and delta = rowsum(o * do) (both fp32, one value per
-query row; ``make_inputs`` computes them in torch from a reference
-forward, as the preprocessing kernel would),
+query row; ``make_inputs`` runs the forward in fp32 torch for o and L and
+computes delta from the stored o, as the preprocessing kernel would),
 
 * ``attention_bwd_dkdv``: one program per (key block, batch * head) holds
   its K and V tiles, walks the query blocks (from the diagonal on when
@@ -19,9 +19,9 @@ The corpus's attention forward has one dot chain per step and one
 accumulator; these kernels have longer chains (a dot's result feeds the
 next dot through elementwise work), transposed operands, two resident
 tiles and, in dK/dV, a loop whose start depends on the program id (causal)
-with every step touching two streamed tiles. Their best tiles differ from
-the forward's (the dK/dV kernel is bound by its two accumulators'
-registers), which is what the cost model has to learn.
+with every step touching two streamed tiles. In dK/dV the two
+accumulators, not shared memory, bound the tiles: large key blocks need
+many warps or spill (see ``_bwd_configs``).
 
 dK and dV are written into the two halves of one buffer (``out[0]`` is
 dK, ``out[1]`` is dV), so the collector's check of ``out`` covers both.
