@@ -7,11 +7,11 @@ Importing this package imports triton and torch (the kernels are
 from __future__ import annotations
 
 from ..family import Family
-from . import backward, elementwise, fused, inference, library, matmul, memory, patterns, rowwise, styles, varlen
+from . import backward, dropout, elementwise, fused, inference, library, matmul, memory, patterns, rowwise, styles, varlen
 
 FAMILIES: dict[str, Family] = {
     f.name: f
-    for mod in (elementwise, rowwise, matmul, memory, fused, patterns, library, inference, backward, styles, varlen)
+    for mod in (elementwise, rowwise, matmul, memory, fused, patterns, library, inference, backward, styles, varlen, dropout)
     for f in mod.FAMILIES
 }
 
