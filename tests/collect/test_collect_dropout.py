@@ -108,8 +108,9 @@ def test_dropout_add_layernorm_groups_have_a_real_choice_of_launch_options(corpu
         assert len({c["ROWS"] for c in cfgs}) >= 2
         for c in cfgs:
             per_thread = c["ROWS"] * c["BLOCK_N"] / (32 * c["num_warps"])
-            assert 1 <= per_thread <= 64 and c["ROWS"] <= shape["M"], (shape, c)
-            if c["num_stages"] > 1:
-                assert c in chunked
-                assert 3 * c["num_stages"] * c["ROWS"] * c["BLOCK_N"] * dro.ELEM_BYTES[dtype] <= 232448, (shape, c)
+            # 16 warps leave a thread 128 registers instead of 255
+            limit = (64 if c in whole else 32) // (2 if c["num_warps"] == 16 else 1)
+            assert 1 <= per_thread <= limit and c["ROWS"] <= shape["M"], (shape, c)
+            # no dot in the chunk loops: Triton does not pipeline them
+            assert c["num_stages"] == 1
     assert sum(len(cfgs) for _, _, cfgs in groups) <= 1000

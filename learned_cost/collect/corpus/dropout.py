@@ -37,10 +37,8 @@ import triton.language as tl
 
 from ..family import Family, Launch, cdiv, next_pow2, product
 from ._common import empty, randn
-from .matmul import SMEM_LIMIT
 
 FLOAT_DTYPES = ("fp16", "bf16", "fp32")
-ELEM_BYTES = {"fp16": 2, "bf16": 2, "fp32": 4}
 # one fixed seed: the stream is what it is for any seed, and a fixed one
 # makes a group's inputs and reference reproducible
 DROPOUT_SEED = 1_234_567
@@ -107,7 +105,9 @@ def _dropout_configs(shape, dtype):
                       "num_stages": (1,)}):
         # every thread holds 1 to 64 elements of a tile, each with its own
         # Philox state; a program's span leaves at least 8 programs (small
-        # tensors keep the small spans only)
+        # tensors keep the small spans only). num_stages stays 1: the tile
+        # loop holds no dot, so Triton does not pipeline it (the PTX for
+        # sm_90 is the same for any num_stages)
         per_thread = c["BLOCK"] / (32 * c["num_warps"])
         if not 1 <= per_thread <= 64:
             continue
@@ -215,7 +215,8 @@ def dropout_add_layernorm_kernel(
         mean = tl.sum(acc, 1) / N
         var = tl.maximum(tl.sum(acc_sq, 1) / N - mean * mean, 0.0)
         rstd = 1.0 / tl.sqrt(var + eps)
-        # pass 2 reads h written by other threads of this program
+        # pass 2 may read h that another thread of this program stored:
+        # the barrier makes pass 1's stores visible to the whole block
         tl.debug_barrier()
         for start in range(0, N, BLOCK_N):
             cols = start + tl.arange(0, BLOCK_N)
@@ -232,26 +233,35 @@ def dropout_add_layernorm_kernel(
 DALN_ROWS = (1, 2, 4, 8, 16)
 
 
+def _register_share(num_warps: int) -> float:
+    """The registers a thread may use relative to 255: a block of 16 warps
+    shares the SM's 64K registers at 128 a thread. With as many elements a
+    thread as at 8 warps the tiles and Philox states spill (seen in ptxas
+    for sm_90: 16 warps and 64 elements a thread spill 0.8-1.2 KB)."""
+    return 1.0 if num_warps <= 8 else 0.5
+
+
 def _daln_configs(shape, dtype):
+    # num_stages stays 1: the chunk loops hold no dot, so Triton does not
+    # pipeline their loads (the PTX for sm_90 is the same for 1, 2 or 3).
+    # Shared memory holds only the row reductions' scratch (at most 4 KB
+    # over every config here, by the sm_90 compile), far below the limit.
     m, n = shape["M"], shape["N"]
     top = next_pow2(n)
     out = []
     # the whole row in one tile: x, res, h and the centred row live in
-    # registers, 1 to 64 elements of the tile per thread
+    # registers, 1 to 64 elements of the tile per thread (32 at 16 warps)
     for c in product({"ROWS": DALN_ROWS, "num_warps": (1, 2, 4, 8, 16), "num_stages": (1,)}):
         per_thread = c["ROWS"] * top / (32 * c["num_warps"])
-        if 1 <= per_thread <= 64 and c["ROWS"] <= m:
+        if 1 <= per_thread <= 64 * _register_share(c["num_warps"]) and c["ROWS"] <= m:
             out.append(c | {"BLOCK_N": top})
-    # chunks of a half and a quarter of the padded row: two fp32
-    # accumulators besides x, res and h, so at most 32 elements per thread;
-    # the chunk loops' loads may be pipelined (num_stages buffers of the x,
-    # res and h tiles in shared memory)
-    for c in product({"ROWS": (1, 2), "BLOCK_N": (top // 2, top // 4), "num_warps": (2, 4, 8, 16),
-                      "num_stages": (1, 2)}):
-        tile = c["ROWS"] * c["BLOCK_N"]
-        per_thread = tile / (32 * c["num_warps"])
-        smem = 3 * c["num_stages"] * tile * ELEM_BYTES[dtype]
-        if 1 <= per_thread <= 32 and smem <= SMEM_LIMIT and c["ROWS"] <= m:
+    # chunks of a half, a quarter or an eighth of the padded row: two fp32
+    # accumulators besides x, res and h, so at most 32 elements per thread
+    # (16 at 16 warps)
+    for c in product({"ROWS": (1, 2, 4), "BLOCK_N": (top // 2, top // 4, top // 8), "num_warps": (2, 4, 8, 16),
+                      "num_stages": (1,)}):
+        per_thread = c["ROWS"] * c["BLOCK_N"] / (32 * c["num_warps"])
+        if 1 <= per_thread <= 32 * _register_share(c["num_warps"]) and c["ROWS"] <= m:
             out.append(c)
     return out
 
