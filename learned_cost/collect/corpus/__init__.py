@@ -7,13 +7,13 @@ Importing this package imports triton and torch (the kernels are
 from __future__ import annotations
 
 from ..family import Family
-from . import (attention_bwd, backward, conv, elementwise, fused, grouped, inference, library, matmul, memory, patterns,
-               quant, rowwise, styles, varlen)
+from . import (attention_bwd, backward, conv, dropout, elementwise, fused, grouped, inference, library, matmul, memory,
+               patterns, quant, rowwise, styles, varlen)
 
 FAMILIES: dict[str, Family] = {
     f.name: f
     for mod in (elementwise, rowwise, matmul, memory, fused, patterns, library, inference, backward, styles, varlen, quant,
-                grouped, conv, attention_bwd)
+                grouped, conv, attention_bwd, dropout)
     for f in mod.FAMILIES
 }
 
