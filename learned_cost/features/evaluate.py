@@ -108,6 +108,10 @@ _PATTERN_OPS = {"arith.ori": "mask_or", "arith.xori": "mask_xor", "arith.cmpi": 
 _PATTERN_OPS.update(dict.fromkeys(_INT_DIVREM, "divrem"))
 # integer min/max ops whose symbolic result can bound a loop (_extremum_bound)
 _EXTREMA = {"arith.minsi": min, "arith.minui": min, "arith.maxsi": max, "arith.maxui": max}
+# integer divisions and width casts a tile-rounded loop bound is built from
+# (_floored_bound)
+_FLOOR_DIVS = ("arith.divsi", "arith.divui", "arith.floordivsi")
+_INT_CASTS = ("arith.extsi", "arith.extui", "arith.index_cast", "arith.index_castui")
 
 
 def _is_bool(t) -> bool:
@@ -674,6 +678,40 @@ class Evaluator:
             return None
         return S.Extremum(fn, parts)
 
+    def _floored_bound(self, fr: _Frame, key, depth: int = 0):
+        """A loop bound that rounds a symbolic integer to a tile:
+        ``k * (x // d) + c`` with x affine in program ids and d, k, c known
+        (``(start_n * BLOCK_N // BLOCK_M) * BLOCK_M``): an :class:`S.Floored`
+        that ``trip_stats`` evaluates per program. None for anything else."""
+        if key is None or depth > 6:
+            return None
+        d = fr.fi.defs[key]
+        if type(d) is not ResultDef or d.index != 0:
+            return None
+        name = d.op.name
+        ops = self._operands(fr, d.op)
+        if name in _INT_CASTS and len(ops) == 1:
+            return self._floored_bound(fr, ops[0], depth + 1)
+        if len(ops) != 2:
+            return None
+        a, b = (as_number(self._ctrl(fr.env.get(k))) for k in ops)
+        if name in _FLOOR_DIVS:
+            if type(b) is int and b > 0 and type(a) is S.Aff:
+                return S.Floored(a, b, trunc=name == "arith.divsi")
+            return None
+        if name not in ("arith.muli", "arith.addi", "arith.subi"):
+            return None
+        for side, other in ((0, b), (1, a)):
+            if type(other) is not int or (name == "arith.subi" and side == 1):
+                continue
+            f = self._floored_bound(fr, ops[side], depth + 1)
+            if f is None:
+                continue
+            if name == "arith.muli":
+                return S.Floored(f.inner, f.d, f.k * other, f.c * other, f.trunc)
+            return S.Floored(f.inner, f.d, f.k, f.c + (other if name == "arith.addi" else -other), f.trunc)
+        return None
+
     def _domains(self) -> dict[str, int]:
         d = dict(self.ctrl_domains)
         d.update(self.out.domains)
@@ -685,7 +723,7 @@ class Evaluator:
         bounds = [as_number(self._ctrl(fr.env.get(o))) for o in ops[:3]]
         for i in range(min(2, len(bounds))):
             if bounds[i] is None:
-                bounds[i] = self._extremum_bound(fr, ops[i])
+                bounds[i] = self._extremum_bound(fr, ops[i]) or self._floored_bound(fr, ops[i])
         lb, ub, step = bounds + [None] * (3 - len(bounds))
 
         mean, most = trip_stats(lb, ub, step, self._domains())
@@ -709,12 +747,15 @@ class Evaluator:
         lvl = len(inner) - 1
         if body is not None:
             iv_val = None
-            if type(step) is int and lb is not None and mean > 0:
+            # the induction variable stays affine: a rounded first bound is
+            # replaced by its mean, a min/max one leaves it unknown
+            start = lb.estimate() if type(lb) is S.Floored else lb
+            if type(step) is int and type(start) in (int, S.Aff) and mean > 0:
                 jname = f"j{self.nsym}"
                 self.nsym += 1
                 self.out.domains[jname] = max(1, most)
-                iv_val = S.add(lb, S.scale(S.sym(jname), step))
-                if (type(lb) is not int or type(ub) is not int) and type(ub) is not S.Extremum:
+                iv_val = S.add(start, S.scale(S.sym(jname), step))
+                if (type(lb) is not int or type(ub) is not int) and type(ub) in (int, S.Aff):
                     # trips vary with other symbols: remember which iterations run
                     # (not for a min/max bound: masks inside such a loop are
                     # averaged over its longest trip count)

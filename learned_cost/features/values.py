@@ -191,12 +191,20 @@ def trip_stats(lb, ub, step, domains: dict[str, int]) -> tuple[float | None, int
 
 
 def _affine_parts(v) -> list:
-    """The int / Aff leaves of a bound (itself unless an Extremum)."""
-    return [q for p in v.parts for q in _affine_parts(p)] if type(v) is S.Extremum else [v]
+    """The int / Aff leaves of a bound (itself unless an Extremum or Floored)."""
+    if type(v) is S.Extremum:
+        return [q for p in v.parts for q in _affine_parts(p)]
+    if type(v) is S.Floored:
+        return [S.scale(q, max(1, abs(v.k))) for q in _affine_parts(v.inner)] + [v.c]
+    return [v]
 
 
 def _bound_column(v, syms: list[str], cols: list[np.ndarray]) -> np.ndarray:
     """A bound's value at every point of ``cols``, as int64."""
+    if type(v) is S.Floored:
+        x = _bound_column(v.inner, syms, cols)
+        q = np.where(x < 0, -(-x // v.d), x // v.d) if v.trunc else x // v.d
+        return v.k * q + v.c
     if type(v) is S.Extremum:
         columns = [_bound_column(p, syms, cols) for p in v.parts]
         out = columns[0]
