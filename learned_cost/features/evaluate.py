@@ -111,6 +111,7 @@ _EXTREMA = {"arith.minsi": min, "arith.minui": min, "arith.maxsi": max, "arith.m
 # integer divisions and width casts a tile-rounded loop bound is built from
 # (_floored_bound)
 _FLOOR_DIVS = ("arith.divsi", "arith.divui", "arith.floordivsi")
+_REMAINDERS = ("arith.remsi", "arith.remui")
 _INT_CASTS = ("arith.extsi", "arith.extui", "arith.index_cast", "arith.index_castui")
 
 
@@ -662,9 +663,9 @@ class Evaluator:
 
     def _extremum_bound(self, fr: _Frame, key):
         """A loop bound computed by ``arith.min*`` / ``arith.max*`` of two
-        known integers, at least one symbolic (``min((pid + 1) * BLOCK,
-        n)``): an :class:`S.Extremum` that ``trip_stats`` evaluates per
-        program. None for anything else."""
+        known integers or quotients (``_floored_bound``), at least one
+        symbolic (``min((pid + 1) * BLOCK, n)``): an :class:`S.Extremum`
+        that ``trip_stats`` evaluates per program. None for anything else."""
         if key is None:
             return None
         d = fr.fi.defs[key]
@@ -673,16 +674,20 @@ class Evaluator:
         fn = _EXTREMA.get(d.op.name)
         if fn is None:
             return None
-        parts = tuple(as_number(self._ctrl(fr.env.get(k))) for k in self._operands(fr, d.op))
+        keys = self._operands(fr, d.op)
+        parts = tuple(as_number(self._ctrl(fr.env.get(k))) for k in keys)
+        parts = tuple(self._floored_bound(fr, k) if p is None else p for p, k in zip(parts, keys))
         if len(parts) != 2 or None in parts:
             return None
         return S.Extremum(fn, parts)
 
     def _floored_bound(self, fr: _Frame, key, depth: int = 0):
-        """A loop bound that rounds a symbolic integer to a tile:
-        ``k * (x // d) + c`` with x affine in program ids and d, k, c known
-        (``(start_n * BLOCK_N // BLOCK_M) * BLOCK_M``): an :class:`S.Floored`
-        that ``trip_stats`` evaluates per program. None for anything else."""
+        """A loop bound built from a quotient of a symbolic integer by a
+        known one: ``base + k * (x // d)`` with x affine in program ids and
+        the rest known or affine (``(start_n * BLOCK_N // BLOCK_M) *
+        BLOCK_M``, ``cdiv(n - pid * BN, BM)``, ``pid % 4 * BM``): an
+        :class:`S.Floored` that ``trip_stats`` evaluates per program. None
+        for anything else."""
         if key is None or depth > 6:
             return None
         d = fr.fi.defs[key]
@@ -695,21 +700,28 @@ class Evaluator:
         if len(ops) != 2:
             return None
         a, b = (as_number(self._ctrl(fr.env.get(k))) for k in ops)
-        if name in _FLOOR_DIVS:
-            if type(b) is int and b > 0 and type(a) is S.Aff:
-                return S.Floored(a, b, trunc=name == "arith.divsi")
-            return None
+        if name in _FLOOR_DIVS or name in _REMAINDERS:
+            if type(b) is not int or b <= 0 or type(a) is not S.Aff:
+                return None
+            trunc = name in ("arith.divsi", "arith.remsi")
+            if name in _REMAINDERS:  # x % d = x - d * (x // d)
+                return S.Floored(a, b, -b, a, trunc)
+            return S.Floored(a, b, trunc=trunc)
         if name not in ("arith.muli", "arith.addi", "arith.subi"):
             return None
         for side, other in ((0, b), (1, a)):
-            if type(other) is not int or (name == "arith.subi" and side == 1):
+            if other is None or (name == "arith.muli" and type(other) is not int):
                 continue
             f = self._floored_bound(fr, ops[side], depth + 1)
             if f is None:
                 continue
             if name == "arith.muli":
-                return S.Floored(f.inner, f.d, f.k * other, f.c * other, f.trunc)
-            return S.Floored(f.inner, f.d, f.k, f.c + (other if name == "arith.addi" else -other), f.trunc)
+                return S.Floored(f.inner, f.d, f.k * other, S.scale(f.base, other), f.trunc)
+            if name == "arith.addi":
+                return S.Floored(f.inner, f.d, f.k, S.add(f.base, other), f.trunc)
+            if side == 0:  # f - other
+                return S.Floored(f.inner, f.d, f.k, S.sub(f.base, other), f.trunc)
+            return S.Floored(f.inner, f.d, -f.k, S.sub(other, f.base), f.trunc)  # other - f
         return None
 
     def _domains(self) -> dict[str, int]:

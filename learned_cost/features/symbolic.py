@@ -131,36 +131,37 @@ class Extremum:
 
 
 class Floored:
-    """``k * (inner // d) + c`` of an int / Aff ``inner`` (d > 0; the quotient
-    rounds toward zero for ``arith.divsi``, ``trunc``, else down): a loop
-    bound rounded to a tile, ``(start_n * BLOCK_N // BLOCK_M) * BLOCK_M``
-    (a causal attention backward's first query block). Like
-    :class:`Extremum`, only loop bounds take this form; it is evaluated point
-    by point over the symbols' domains."""
+    """``base + k * (inner // d)`` of int / Aff ``base`` and ``inner`` (d > 0;
+    the quotient rounds toward zero for ``arith.divsi``, ``trunc``, else
+    down): a loop bound rounded to a tile, ``(start_n * BLOCK_N // BLOCK_M)
+    * BLOCK_M`` (a causal attention backward's first query block), a
+    ``cdiv`` of a program-dependent extent, or a remainder ``x % d`` (``x -
+    d * (x // d)``). Like :class:`Extremum`, only loop bounds take this form;
+    it is evaluated point by point over the symbols' domains."""
 
-    __slots__ = ("inner", "d", "k", "c", "trunc")
+    __slots__ = ("inner", "d", "k", "base", "trunc")
 
-    def __init__(self, inner, d: int, k: int = 1, c: int = 0, trunc: bool = False):
+    def __init__(self, inner, d: int, k: int = 1, base=0, trunc: bool = False):
         self.inner = inner
         self.d = d
         self.k = k
-        self.c = c
+        self.base = base
         self.trunc = trunc
 
     def quotient(self, x: int) -> int:
         return -(-x // self.d) if self.trunc and x < 0 else x // self.d
 
     def __repr__(self) -> str:
-        return f"{self.k}*floor({self.inner!r}/{self.d})+{self.c}"
+        return f"{self.base!r}+{self.k}*floor({self.inner!r}/{self.d})"
 
     def estimate(self):
         """An affine stand-in (int / Aff) for values that must stay affine
-        (a loop's induction variable): ``k/d * inner`` less the mean rounding
-        ``k (d-1) / 2d``, when k is a multiple of d; else None."""
+        (a loop's induction variable): ``base + k/d * inner`` less the mean
+        rounding ``k (d-1) / 2d``, when k is a multiple of d; else None."""
         if self.k % self.d:
             return None
         f = self.k // self.d
-        return add(scale(self.inner, f), self.c - (f * (self.d - 1)) // 2)
+        return add(add(self.base, scale(self.inner, f)), -((f * (self.d - 1)) // 2))
 
 
 def substitute(a, values: dict[str, int]) -> int | None:
@@ -173,7 +174,8 @@ def substitute(a, values: dict[str, int]) -> int | None:
         return None if None in got else a.fn(got)
     if type(a) is Floored:
         inner = substitute(a.inner, values)
-        return None if inner is None else a.k * a.quotient(inner) + a.c
+        base = substitute(a.base, values)
+        return None if inner is None or base is None else base + a.k * a.quotient(inner)
     v = a.c  # type: ignore[union-attr]
     for s, k in a.terms:  # type: ignore[union-attr]
         if s not in values:
@@ -186,7 +188,7 @@ def symbols_of(values: Iterable[Scalar]) -> list[str]:
     out: list[str] = []
     for v in values:
         if type(v) is Extremum or type(v) is Floored:
-            for s in symbols_of(v.parts if type(v) is Extremum else (v.inner,)):
+            for s in symbols_of(v.parts if type(v) is Extremum else (v.inner, v.base)):
                 if s not in out:
                     out.append(s)
         elif type(v) is Aff:

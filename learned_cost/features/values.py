@@ -195,7 +195,7 @@ def _affine_parts(v) -> list:
     if type(v) is S.Extremum:
         return [q for p in v.parts for q in _affine_parts(p)]
     if type(v) is S.Floored:
-        return [S.scale(q, max(1, abs(v.k))) for q in _affine_parts(v.inner)] + [v.c]
+        return [S.scale(v.inner, max(1, abs(v.k))), v.base]
     return [v]
 
 
@@ -204,7 +204,7 @@ def _bound_column(v, syms: list[str], cols: list[np.ndarray]) -> np.ndarray:
     if type(v) is S.Floored:
         x = _bound_column(v.inner, syms, cols)
         q = np.where(x < 0, -(-x // v.d), x // v.d) if v.trunc else x // v.d
-        return v.k * q + v.c
+        return _bound_column(v.base, syms, cols) + v.k * q
     if type(v) is S.Extremum:
         columns = [_bound_column(p, syms, cols) for p in v.parts]
         out = columns[0]
