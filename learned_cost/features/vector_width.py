@@ -101,6 +101,47 @@ def _elem_bytes(t) -> int:
     return max(1, bits // 8)
 
 
+_HINT_VALUES = re.compile(r"-?\d+")
+
+
+def _hint(op, key: str, rank: int) -> tuple | None:
+    """The per-axis values of a ``tl.multiple_of`` / ``tl.max_contiguous`` /
+    ``tl.max_constancy`` hint on an op (``tt.divisibility = dense<16> :
+    tensor<1xi32>``, one value per axis or one for all), None when absent."""
+    text = op.attributes.get(key)
+    if not text:
+        return None
+    body = text.split(":", 1)[0]
+    vals = [int(v) for v in _HINT_VALUES.findall(body)]
+    if not vals or any(v < 1 for v in vals):
+        return None
+    if rank == 0:
+        return (vals[0],)
+    if len(vals) == 1:
+        vals = vals * rank
+    return tuple(vals) if len(vals) == rank else None
+
+
+def _with_hints(op, got: _Info) -> _Info:
+    """``got`` with the programmer's hints in place of what was derived, as
+    the compiler takes them: ``tl.multiple_of`` sets the divisibility,
+    ``tl.max_contiguous`` the contiguity, ``tl.max_constancy`` the constancy
+    (the attributes ``tt.divisibility``, ``tt.contiguity``,
+    ``tt.constancy`` on the hinted value's op)."""
+    if not op.attributes:
+        return got
+    rank = len(got.contig)
+    div = _hint(op, "tt.divisibility", rank)
+    contig = _hint(op, "tt.contiguity", rank)
+    const = _hint(op, "tt.constancy", rank)
+    if div is None and contig is None and const is None:
+        return got
+    if rank == 0:
+        return _scalar(min(MAX_DIV, div[0]) if div else got.sdiv, got.value)
+    return _Info(contig or got.contig, const or got.const,
+                 tuple(min(MAX_DIV, d) for d in div) if div else got.div, got.sdiv, got.value)
+
+
 def _gcd_tuple(a: tuple, b: tuple) -> tuple:
     return tuple(math.gcd(x, y) for x, y in zip(a, b))
 
@@ -147,7 +188,7 @@ class _Walk:
         got = self.value(op, name, rtype)
         if got is None or len(got.contig) != len(_shape(rtype)):
             got = _unknown(rtype)
-        self.info[op.results[0]] = got
+        self.info[op.results[0]] = _with_hints(op, got)
 
     def value(self, op, name: str, rtype) -> _Info | None:
         ops = op.operands
