@@ -182,6 +182,10 @@ class _Walk:
             return
         if name in _LOADS or name in _STORES:
             self.access(op, "load" if name in _LOADS else "store")
+            if name in _LOADS and len(op.results) == 1 and rtype is not None:
+                # a loaded value is unknown but for what its hints say
+                # (``tl.multiple_of(tl.load(sizes + g), 8)``)
+                self.info[op.results[0]] = _with_hints(op, _unknown(rtype))
             return
         if len(op.results) != 1 or rtype is None:
             return

@@ -64,3 +64,23 @@ def test_hints_on_a_2d_tile_set_the_contiguous_axis_only():
     # the K axis is contiguous either way and rows start at multiples of 64
     # elements: the hint on rk changes nothing the extractor did not know
     assert hinted["load_vec_bytes"] == plain["load_vec_bytes"] == 16.0
+
+
+@triton.jit
+def loaded_row_stride(x_ptr, out_ptr, sizes_ptr, HINT: tl.constexpr, B: tl.constexpr):
+    # a row length read from memory (a grouped GEMM's K), hinted a multiple of 8
+    pid = tl.program_id(0)
+    n = tl.load(sizes_ptr)
+    if HINT:
+        n = tl.multiple_of(n, 8)
+    x = tl.load(x_ptr + pid * n + tl.arange(0, B))
+    tl.store(out_ptr + pid * B + tl.arange(0, B), x)
+
+
+@pytest.mark.parametrize("hint, want", [(0, 2.0), (1, 16.0)])
+def test_hint_on_a_loaded_integer_aligns_the_rows(hint, want):
+    meta = torch.device("meta")
+    args = [torch.empty(8192, dtype=torch.float16, device=meta), torch.empty(8192, dtype=torch.float16, device=meta),
+            torch.empty(4, dtype=torch.int32, device=meta)]
+    f = _vec(loaded_row_stride, args, {"HINT": hint, "B": 64}, {}, (64, 1, 1))
+    assert f["load_vec_bytes"] == want
