@@ -29,7 +29,7 @@ _METRIC_LABELS = (
 _MODEL_NOTES = {
     "learned": "LightGBM, the shippable variant (log_ratio), fitted per fold on that fold's training families as `learned-cost train` fits the shipped model",
     "log_latency": "LightGBM regression of ln µs",
-    "log_ratio": "LightGBM regression of ln(µs / analytic µs); with FitParams.rank_init > 0 (default 0.05) boosted from the lambdarank model's score scaled by -rank_init",
+    "log_ratio": "LightGBM regression of ln(µs / analytic µs); with FitParams.rank_init > 0 (default 0.05) boosted from the lambdarank model's score scaled by -rank_init, and that score added again after the regression (FitParams.rank_emphasis, default 0.05)",
     "lambdarank": "LightGBM LambdaRank per group (orders configs; predicts no µs); the model log_ratio starts from",
     "blend": "per group, order from lambdarank and µs values from log_ratio (needs the whole group; not shippable through single-item calls)",
     "analytic": "roofline model (no training)",
@@ -225,6 +225,8 @@ def write_report(res: EvaluationResult, out: str | Path, command: str = "", data
           "deterministic"
           + (f"; the latency variants boosted from a {p.rank_init_rounds}-round LambdaRank model scaled by "
              f"-{p.rank_init} (rank_init)" if p.rank_init > 0 else "")
+          + (f", its score added again after the regression scaled by {p.rank_emphasis} and centred on its "
+             "median training score (rank_emphasis)" if p.rank_init > 0 and p.rank_emphasis > 0 else "")
           + ("; LambdaRank also ranks each options-only subgroup as a query (rank_option_queries)"
              if p.rank_option_queries else "")
           + ". Fixed in advance; not tuned on any evaluation fold."),

@@ -27,8 +27,13 @@ def test_log_ratio_from_a_ranker_is_one_booster_that_predicts_microseconds(synth
     text = f.booster.model_to_string()
     check_model_text(text)
     x = input_matrix(synthetic_table)
+    # the ranker's trees: scaled by -(rank_init + rank_emphasis), centred on
+    # the ranker's median training score
     first = f.booster.predict(x, num_iteration=f.ranker.booster.num_trees())
-    np.testing.assert_allclose(first, -0.05 * f.ranker.booster.predict(x), rtol=1e-9, atol=1e-12)
+    r = f.ranker.booster.predict(x)
+    e = f.params.rank_emphasis
+    assert e > 0
+    np.testing.assert_allclose(first, -(0.05 + e) * r + e * np.median(r), rtol=1e-9, atol=1e-9)
     pred = f.predict_table(synthetic_table)
     err = np.abs(pred / synthetic_table["latency_us"].to_numpy() - 1)
     assert np.median(err) < 0.05
@@ -98,6 +103,38 @@ def test_binning_once_gives_the_booster_init_model_gives(synthetic_table):
     x = input_matrix(synthetic_table)
     assert binned_once.booster.num_trees() == via_init_model.booster.num_trees() == 50
     np.testing.assert_allclose(binned_once.booster.predict(x), via_init_model.booster.predict(x), rtol=1e-9)
+    r = binned_once.ranker.booster.predict(x)
+    e = binned_once.params.rank_emphasis
     np.testing.assert_allclose(binned_once.booster.predict(x, num_iteration=20),
-                               -0.05 * binned_once.ranker.booster.predict(x), rtol=1e-9, atol=1e-12)
+                               -(0.05 + e) * r + e * np.median(r), rtol=1e-9, atol=1e-9)
     check_model_text(binned_once.booster.model_to_string())
+    # without the emphasis the ranker's part is what the regression started from
+    plain = fit(synthetic_table, "log_ratio", FitParams(**base, rank_emphasis=0.0))
+    np.testing.assert_allclose(plain.booster.predict(x, num_iteration=20), -0.05 * plain.ranker.booster.predict(x),
+                               rtol=1e-9, atol=1e-12)
+
+
+def test_rank_emphasis_adds_the_centred_ranker_score_after_the_regression(synthetic_table):
+    base = dict(num_boost_round=30, num_leaves=15, num_threads=1, rank_init=0.05, rank_init_rounds=20)
+    x = input_matrix(synthetic_table)
+    off = fit(synthetic_table, "log_ratio", FitParams(**base, rank_emphasis=0.0))
+    on = fit(synthetic_table, "log_ratio", FitParams(**base, rank_emphasis=0.2))
+    r = off.ranker.booster.predict(x)
+    # same ranker, same regression trees: only the ranker's weight and a constant differ
+    np.testing.assert_allclose(on.ranker.booster.predict(x), r, rtol=1e-12)
+    np.testing.assert_allclose(on.booster.predict(x), off.booster.predict(x) - 0.2 * (r - np.median(r)),
+                               rtol=1e-9, atol=1e-9)
+    # a config the ranker puts ahead gains on the others; the median row keeps its level
+    assert abs(np.median(on.booster.predict(x) - off.booster.predict(x))) < 1e-9
+    check_model_text(on.booster.model_to_string())
+
+
+def test_shifted_model_text_adds_a_constant_to_every_prediction(synthetic_table):
+    import lightgbm as lgb
+
+    from learned_cost.train.fit import shifted_model_text
+
+    ranker = fit(synthetic_table, "lambdarank", FAST)
+    x = input_matrix(synthetic_table)
+    shifted = lgb.Booster(model_str=shifted_model_text(ranker.booster.model_to_string(), 1.25))
+    np.testing.assert_allclose(shifted.predict(x), ranker.booster.predict(x) + 1.25, rtol=1e-12, atol=1e-12)
