@@ -11,4 +11,4 @@ mkdir -p "$out"
 export PYTHONPATH=$PWD${PYTHONPATH:+:$PYTHONPATH} PYTHONUNBUFFERED=1
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm --format=csv | tee "$out/nvidia-smi.txt"
 python3 -m learned_cost.collect --device cuda --out /tmp/store --skip-from data/h200 \
-  --export-dir "$out" --export-tag "h200-$tag" --deadline "$deadline" "$@" 2>&1 | tee "$out/collect-$tag.log"
+  --export-dir "$out" --export-tag "h200-$tag" --deadline "$deadline" --run-timeout 60 "$@" 2>&1 | tee "$out/collect-$tag.log"

@@ -42,5 +42,5 @@ captures=${CAPTURES:-data/inductor}
 [ "$captures" != none ] && [ -e "$captures" ] && inputs+=("$captures")
 if [ "$replay_s" -gt 0 ] && [ ${#inputs[@]} -gt 0 ]; then
   python3 -m learned_cost.collect.inductor replay "${inputs[@]}" --tensors "$work/harvest" --out "$work/store" \
-    --skip-from data/h200 --export-dir "$out" --export-tag "h200-$tag" --deadline "$replay_s" 2>&1 | tee "$out/replay-$tag.log"
+    --skip-from data/h200 --export-dir "$out" --export-tag "h200-$tag" --deadline "$replay_s" --run-timeout 60 2>&1 | tee "$out/replay-$tag.log"
 fi

@@ -31,6 +31,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--max-configs", type=int, default=None, help="at most N configs per group")
     p.add_argument("--max-rows", type=int, default=None, help="stop after measuring N rows")
     p.add_argument("--deadline", type=float, default=None, help="stop cleanly after this many seconds")
+    p.add_argument("--run-timeout", type=float, default=300.0,
+                   help="a launch (check + timing) not back after this many seconds is taken for a kernel that "
+                        "never ends: its row is stored as 'hang', the rest exported, exit status 3 (0 = no watchdog)")
     p.add_argument("--jobs", type=int, default=0, help="compile processes (default: cores - 2)")
     p.add_argument("--warmup-ms", type=float, default=4.0, help="do_bench warm-up budget, ms")
     p.add_argument("--rep-ms", type=float, default=15.0, help="do_bench repetition budget, ms")
@@ -54,6 +57,8 @@ def run(args: argparse.Namespace) -> int:
 
     if args.deadline is not None and args.deadline <= 0:
         raise SystemExit(f"--deadline must be positive, got {args.deadline}")
+    if args.run_timeout < 0:
+        raise SystemExit(f"--run-timeout must be >= 0, got {args.run_timeout}")
     if args.list:
         return _list(args)
     opts = CollectOptions(
@@ -64,6 +69,7 @@ def run(args: argparse.Namespace) -> int:
         deadline_s=args.deadline, jobs=args.jobs, warmup_ms=args.warmup_ms, rep_ms=args.rep_ms,
         chunk_rows=args.chunk_rows, chunk_seconds=args.chunk_seconds, export_seconds=args.export_seconds,
         hardware=args.hardware, progress=not args.no_progress, extra_modules=args.extra_families,
+        run_timeout_s=args.run_timeout or None,
     )
     s = collect(opts)
     return 1 if s.stopped == "fatal" else 0

@@ -15,6 +15,7 @@ import json
 import math
 import os
 import sys
+import threading
 import time
 import traceback
 from collections.abc import Mapping, Sequence
@@ -34,6 +35,16 @@ from .plan import GroupPlan, WorkItem, make_plan
 
 # CUDA errors after which the context is unusable: stop the run.
 _FATAL_MARKERS = ("illegal memory access", "unspecified launch failure", "device-side assert", "misaligned address")
+
+#: Exit status of a run whose launch never returned (a kernel that spins
+#: forever): the rows measured so far are stored and exported, the hung row
+#: is stored with status ``hang``, and a rerun goes on after it.
+EXIT_HANG = 3
+
+#: The store file naming the row whose launch or timing is in flight: a run
+#: killed from outside while a kernel hangs leaves it behind, and the next
+#: run records that row as ``hang`` instead of launching it again.
+INFLIGHT_FILE = "inflight.json"
 
 
 @dataclass
@@ -61,6 +72,10 @@ class CollectOptions:
     chunk_seconds: float = 30.0
     export_seconds: float = 60.0
     compile_timeout_s: float = 240.0
+    # a launch (first run + check + timing) that has not returned after this
+    # many seconds is taken for a kernel that never ends: see EXIT_HANG.
+    # None or 0 = no watchdog.
+    run_timeout_s: float | None = 300.0
     hardware: str | None = None
     progress: bool = True
     seed: int = 0
@@ -290,6 +305,8 @@ class StoreWriter:
         self.summary = Summary()
         self.last_flush = self.last_export = time.monotonic()
         self.raw_kept: set[str] = set()  # groups whose raw TTIR is stored
+        self._inflight: tuple[dict, float] | None = None  # (row, monotonic start) of the launch running
+        self._watchdog: threading.Thread | None = None
 
     def remaining(self) -> float:
         """Seconds left before the deadline (inf without one)."""
@@ -321,9 +338,84 @@ class StoreWriter:
             self.ttir_pending[d] = (stage, norm)
         return d
 
+    # ---------------- launches that never return
+    def _inflight_path(self) -> Path:
+        return self.store.root / INFLIGHT_FILE
+
+    def _begin_launch(self, row: dict) -> None:
+        """Mark ``row`` as the launch in flight, in memory (for the
+        watchdog) and in the store (for the next run, should this one be
+        killed while the kernel hangs)."""
+        self._inflight = (row, time.monotonic())
+        data = json.dumps(row, default=str).encode()
+        self.store.root.mkdir(parents=True, exist_ok=True)
+        atomic_write(self._inflight_path(), lambda tmp: Path(tmp).write_bytes(data))
+
+    def _end_launch(self) -> None:
+        self._inflight = None
+        try:
+            self._inflight_path().unlink()
+        except FileNotFoundError:
+            pass
+
+    def _recover_inflight(self) -> None:
+        """A marker left by a run that died during a launch: that row is
+        stored as ``hang`` (so it is skipped from now on; ``--retry-status
+        hang`` measures it again)."""
+        path = self._inflight_path()
+        if not path.is_file():
+            return
+        try:
+            row = json.loads(path.read_text())
+        except (OSError, ValueError) as e:
+            print(f"[collect] unreadable {path} ignored: {e}", file=sys.stderr, flush=True)
+            path.unlink(missing_ok=True)
+            return
+        if isinstance(row, dict) and row.get("key"):
+            row.update(status="hang", error="the previous run stopped during this launch and never recorded it")
+            row["timestamp"] = datetime.now(timezone.utc).isoformat(timespec="seconds")
+            self.store.append_rows([row])
+            print(f"[collect] {row.get('group')} {row.get('config')}: the previous run stopped during this "
+                  "launch; recorded as hang", file=sys.stderr, flush=True)
+        path.unlink(missing_ok=True)
+
+    def _start_watchdog(self) -> None:
+        """A daemon thread that ends the run when a launch has been in
+        flight for ``opts.run_timeout_s``: the launch's row is stored as
+        ``hang``, the store flushed and exported, and the process exits with
+        EXIT_HANG (only leaving the process frees a device that runs a
+        kernel without end). Nothing is started without a timeout."""
+        limit = getattr(self.opts, "run_timeout_s", None)
+        if not limit or self._watchdog is not None:
+            return
+
+        def watch() -> None:
+            while True:
+                time.sleep(min(1.0, limit / 4))
+                cur = self._inflight
+                if cur is None or time.monotonic() - cur[1] < limit:
+                    continue
+                row = dict(cur[0])
+                row.update(status="hang", error=f"launch or timing had not returned after {limit:.0f} s")
+                row["timestamp"] = datetime.now(timezone.utc).isoformat(timespec="seconds")
+                print(f"[collect] {row.get('group')} {row.get('config')}: no answer from the device after "
+                      f"{limit:.0f} s; storing what was measured and stopping (exit {EXIT_HANG})",
+                      file=sys.stderr, flush=True)
+                try:
+                    self.rows.append(row)
+                    self.summary.by_status["hang"] = self.summary.by_status.get("hang", 0) + 1
+                    self.flush(force=True)
+                    self._inflight_path().unlink(missing_ok=True)
+                finally:
+                    os._exit(EXIT_HANG)
+
+        self._watchdog = threading.Thread(target=watch, name="launch-watchdog", daemon=True)
+        self._watchdog.start()
+
     def _load_done(self) -> set[str]:
         """Keys already measured here or in ``opts.skip_from`` stores; also
         loads the TTIR digests they hold."""
+        self._recover_inflight()
         retry = tuple(self.opts.retry_statuses)
         done = self.store.done_keys(retry)
         self.ttir_known = self.store.known_digests()
@@ -415,6 +507,7 @@ class Collector(StoreWriter):
               f"to_measure={total} skipped={self.summary.skipped}", file=sys.stderr, flush=True)
         if total:
             self._start_pool(todo)
+            self._start_watchdog()
         bar = _progress(total, self.opts.progress)
         try:
             for g, items in todo:
@@ -528,6 +621,7 @@ class Collector(StoreWriter):
             def fn(kernel=fam.kernel, args=args, grid=grid, kw=kernel_kwargs):
                 return kernel[grid](*args, **kw)
 
+            self._begin_launch(row)
             try:
                 _init_output(inputs[fam.output], fam.init_output)
                 compiled = fn()
@@ -544,6 +638,8 @@ class Collector(StoreWriter):
                     stop = True
                     break
                 continue
+            finally:
+                self._end_launch()
             self._record_timed(row, b, bar)
         del inputs, ref
         return stop

@@ -60,4 +60,35 @@ BAD_COMPILE = Family(
     reference=lambda t, s, d: t["x"].double() + t["y"].double(),
 )
 
-FAMILIES = (WRONG, BAD_COMPILE)
+
+
+@triton.jit
+def add_then_wait_kernel(x_ptr, y_ptr, out_ptr, n, step, BLOCK: tl.constexpr):
+    # an add, then a loop that ends after one trip when step = n and never
+    # when step = 0: a kernel that never returns, as a spin lock nobody
+    # releases is on a GPU
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < n
+    tl.store(out_ptr + offs, tl.load(x_ptr + offs, mask=mask) + tl.load(y_ptr + offs, mask=mask), mask=mask)
+    i = 0
+    while i < n:
+        i += step
+
+
+NEVER_ENDS = Family(
+    name="test_never_ends",
+    kernel=add_then_wait_kernel,
+    dtypes=("fp32",),
+    shapes=({"N": 500},),
+    # the first config ends, the second never does
+    configs=lambda s, d: [
+        {"BLOCK": 128, "num_warps": 4, "num_stages": 1, "STEP": 1},
+        {"BLOCK": 256, "num_warps": 4, "num_stages": 1, "STEP": 0},
+    ],
+    make_inputs=_inputs,
+    launch=lambda t, s, c, d: Launch((t["x"], t["y"], t["out"], s["N"], s["N"] * c["STEP"]), {"BLOCK": c["BLOCK"]},
+                                     (cdiv(s["N"], c["BLOCK"]), 1, 1)),
+    reference=lambda t, s, d: t["x"].double() + t["y"].double(),
+)
+
+FAMILIES = (WRONG, BAD_COMPILE, NEVER_ENDS)

@@ -151,3 +151,66 @@ def test_failures_are_recorded_with_reason_and_not_timed(tmp_path):
     assert failed["reps"] == 0 and not failed["correct"]
     log = _run(["--out", str(out), *fams])
     assert "measured=0" in log  # failures count as done
+
+
+NEVER = ["--families", "test_never_ends", "--extra-families", "collect_broken_families"]
+
+
+def _run_status(args, timeout=120):
+    env = dict(os.environ, PYTHONPATH=str(HERE) + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    cmd = [sys.executable, "-m", "learned_cost.collect", *BASE, *args]
+    p = subprocess.run(cmd, check=False, env=env, capture_output=True, text=True, timeout=timeout)
+    return p.returncode, p.stdout + p.stderr
+
+
+def test_a_launch_that_never_returns_is_stored_as_hang_and_the_run_exits_3(tmp_path):
+    from learned_cost.collect.collector import EXIT_HANG, INFLIGHT_FILE
+
+    out, exp = tmp_path / "store", tmp_path / "export"
+    args = ["--out", str(out), "--export-dir", str(exp), "--export-tag", "t", *NEVER, "--run-timeout", "3"]
+    t0 = time.monotonic()
+    code, log = _run_status(args)
+    assert code == EXIT_HANG, log
+    assert time.monotonic() - t0 < 90
+    assert "no answer from the device after 3 s" in log
+    rows = ProfileStore(out).load_rows().set_index("config")
+    ended = rows.loc['{"BLOCK":128,"STEP":1,"num_stages":1,"num_warps":4}']
+    hung = rows.loc['{"BLOCK":256,"STEP":0,"num_stages":1,"num_warps":4}']
+    assert ended["status"] == "ok" and ended["latency_us"] > 0
+    assert hung["status"] == "hang" and "not returned after 3 s" in hung["error"] and hung["reps"] == 0
+    # the export holds both; no in-flight marker is left behind
+    import pandas as pd
+
+    assert len(pd.read_parquet(exp / "rows-t.parquet")) == 2
+    assert not (out / INFLIGHT_FILE).exists()
+    # a rerun skips the hung config: nothing left to measure
+    code, log = _run_status(args)
+    assert code == 0 and "measured=0" in log, log
+
+
+def test_a_run_killed_during_a_launch_leaves_that_row_to_be_recorded_as_hang(tmp_path):
+    from learned_cost.collect.collector import INFLIGHT_FILE
+
+    out = tmp_path / "store"
+    args = ["--out", str(out), *NEVER, "--chunk-rows", "1"]
+    env = dict(os.environ, PYTHONPATH=str(HERE) + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    cmd = [sys.executable, "-m", "learned_cost.collect", *BASE, *args, "--run-timeout", "0"]
+    proc = subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    marker = out / INFLIGHT_FILE
+    deadline = time.monotonic() + 90
+    try:
+        # no watchdog: the run waits on the endless config until killed from outside
+        while time.monotonic() < deadline and not (marker.exists() and '"STEP":0' in marker.read_text()):
+            time.sleep(0.05)
+        assert marker.exists(), "the endless launch never started"
+        time.sleep(0.5)
+        assert proc.poll() is None
+    finally:
+        proc.send_signal(signal.SIGKILL)
+        proc.wait(timeout=30)
+    code, log = _run_status(["--out", str(out), *NEVER, "--chunk-rows", "1"])
+    assert code == 0, log
+    assert "the previous run stopped during this launch; recorded as hang" in log
+    rows = ProfileStore(out).load_rows()
+    assert sorted(rows["status"]) == ["hang", "ok"] and rows["key"].is_unique
+    assert not marker.exists()

@@ -157,6 +157,8 @@ def locked_ln_bwd_kernel(x_ptr, dy_ptr, w_ptr, mean_ptr, rstd_ptr, dx_ptr, dw_ac
         db += tl.load(db_acc_ptr + acc, mask=ok, other=0.0)
     tl.store(dw_acc_ptr + acc, dw, mask=ok)
     tl.store(db_acc_ptr + acc, db, mask=ok)
+    # every warp's stores before the lock goes: the release is one thread's
+    tl.debug_barrier()
     tl.atomic_xchg(lock, 0)
 
 

@@ -44,6 +44,9 @@ def add_replay_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--max-configs", type=int, default=32, help="configs per capture at most")
     p.add_argument("--max-captures", type=int, default=None, help="captures to replay at most")
     p.add_argument("--deadline", type=float, default=None, help="stop cleanly after this many seconds")
+    p.add_argument("--run-timeout", type=float, default=300.0,
+                   help="a launch not back after this many seconds is stored as 'hang', the rest exported, "
+                        "exit status 3 (0 = no watchdog)")
     p.add_argument("--jobs", type=int, default=0, help="compile processes (default: cores - 2)")
     p.add_argument("--hardware", default=None, help="hardware name of the rows (default: from the device)")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
@@ -94,6 +97,9 @@ def run_replay(args: argparse.Namespace) -> int:
     if args.deadline is not None and args.deadline <= 0:
         print(f"learned-cost replay: --deadline must be positive, got {args.deadline}", file=sys.stderr)
         return 2
+    if args.run_timeout < 0:
+        print(f"learned-cost replay: --run-timeout must be >= 0, got {args.run_timeout}", file=sys.stderr)
+        return 2
     missing = [str(p) for p in args.captures if not p.exists()]
     if missing:
         print(f"learned-cost replay: no such capture file or folder: {', '.join(missing)}", file=sys.stderr)
@@ -118,6 +124,7 @@ def run_replay(args: argparse.Namespace) -> int:
         export_dir=args.export_dir, export_tag=args.export_tag, max_configs=args.max_configs,
         max_captures=args.max_captures, deadline_s=args.deadline, jobs=args.jobs, hardware=args.hardware,
         progress=not args.no_progress, programs=_split(args.programs) or None, keys=keys,
+        run_timeout_s=args.run_timeout or None,
     )
     s = replay(opts, caps)
     return 1 if s.stopped == "fatal" else 0

@@ -310,6 +310,8 @@ class ReplayOptions:
     chunk_seconds: float = 30.0
     export_seconds: float = 60.0
     compile_timeout_s: float = 45.0
+    # see CollectOptions.run_timeout_s
+    run_timeout_s: float | None = 300.0
     hardware: str | None = None
     progress: bool = True
     programs: Sequence[str] | None = None
@@ -367,6 +369,7 @@ class Replayer(StoreWriter):
             self.summary.seconds = time.monotonic() - self.t0
             return self.summary
         self.pool = start_compile_pool(self.device, self.opts.jobs or max(1, (os.cpu_count() or 2) - 1))
+        self._start_watchdog()
         bar = _progress(total, self.opts.progress)
         compiles: dict[str, Any] = {}  # compile key -> the pool's result, shared
         try:
@@ -488,6 +491,7 @@ class Replayer(StoreWriter):
             def fn(kernel=kernel, grid=grid, args=args, kw=kw):
                 return kernel[grid](*args, **kw)
 
+            self._begin_launch(row)
             try:
                 for k, v in pristine.items():
                     work[k].copy_(v)
@@ -510,6 +514,8 @@ class Replayer(StoreWriter):
                 if self._record_failure(row, exc, bar, "replay"):
                     return True
                 continue
+            finally:
+                self._end_launch()
             self._record_timed(row, b, bar)
         del work, pristine
         return False
