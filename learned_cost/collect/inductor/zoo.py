@@ -117,9 +117,11 @@ def _hf_causal_lm(config_cls: str, attn: str = "sdpa", **cfg: Any):
 
 
 def _hf_model(kind: str, attn: str = "sdpa", **cfg: Any):
-    """BERT and the encoders of ``_MASKED_LM_CONFIGS`` (masked LM), ViT and
-    DINOv2 (image classification), T5 and BART (seq2seq), wav2vec 2.0
-    (audio classification)."""
+    """BERT and the encoders of ``_MASKED_LM_CONFIGS`` (masked LM), ViT,
+    DINOv2 and the models of ``_IMAGE_CLS_CONFIGS`` (image classification),
+    T5 and BART (seq2seq), wav2vec 2.0 (audio classification), Whisper
+    (speech recognition over log-mel features), CLIP (contrastive image-text
+    loss), SegFormer (semantic segmentation)."""
 
     def build(shapes: list, dtype: str, device: str, mode: str) -> Callable[[], Any]:
         import torch
@@ -146,15 +148,39 @@ def _hf_model(kind: str, attn: str = "sdpa", **cfg: Any):
         elif kind in _MASKED_LM_CONFIGS:
             config = getattr(transformers, _MASKED_LM_CONFIGS[kind])(**cfg)
             model = transformers.AutoModelForMaskedLM.from_config(config, attn_implementation=attn)
+        elif kind in _IMAGE_CLS_CONFIGS:
+            config = getattr(transformers, _IMAGE_CLS_CONFIGS[kind])(**cfg)
+            model = transformers.AutoModelForImageClassification.from_config(config, attn_implementation=attn)
+        elif kind == "whisper":
+            config = transformers.WhisperConfig(**cfg)
+            model = transformers.WhisperForConditionalGeneration._from_config(config, attn_implementation=attn)
+        elif kind == "clip":
+            config = transformers.CLIPConfig(**cfg)
+            model = transformers.CLIPModel._from_config(config, attn_implementation=attn)
+        elif kind == "segformer":
+            config = transformers.SegformerConfig(**cfg)
+            model = transformers.SegformerForSemanticSegmentation._from_config(config)
         else:
             raise ValueError(kind)
         model = model.to(device=device, dtype=_torch_dtype(dtype))
 
         def make_inputs(shape):
             b = shape["B"]
-            if kind in ("vit", "dinov2"):
+            if kind in ("vit", "dinov2") or kind in _IMAGE_CLS_CONFIGS:
                 px = torch.randn(b, 3, config.image_size, config.image_size, device=device, dtype=_torch_dtype(dtype))
                 return (px, torch.randint(0, config.num_labels, (b,), device=device))
+            if kind == "whisper":  # B clips of log-mel frames (the length the encoder is built for), S label tokens
+                mel = torch.randn(b, config.num_mel_bins, 2 * config.max_source_positions, device=device,
+                                  dtype=_torch_dtype(dtype))
+                return (mel, torch.randint(3, config.vocab_size, (b, shape["S"]), device=device))
+            if kind == "clip":  # B captions of S tokens and their B images
+                size = config.vision_config.image_size
+                ids = torch.randint(0, config.text_config.vocab_size, (b, shape["S"]), device=device)
+                return (ids, torch.randn(b, 3, size, size, device=device, dtype=_torch_dtype(dtype)))
+            if kind == "segformer":  # B images of HW x HW and their per-pixel labels
+                hw = shape["HW"]
+                px = torch.randn(b, 3, hw, hw, device=device, dtype=_torch_dtype(dtype))
+                return (px, torch.randint(0, config.num_labels, (b, hw, hw), device=device))
             if kind == "wav2vec2":  # raw audio: B clips of T samples
                 audio = torch.randn(b, shape["T"], device=device, dtype=_torch_dtype(dtype))
                 return (audio, torch.randint(0, config.num_labels, (b,), device=device))
@@ -169,8 +195,17 @@ def _hf_model(kind: str, attn: str = "sdpa", **cfg: Any):
 # encoders trained like BERT (masked LM) whose layers differ from BERT's:
 # DeBERTa-v2 (disentangled relative-position attention, gathers of position
 # scores), DistilBERT (no token types, fused layout), RoBERTa-style ALBERT
-# (factorised embeddings, one layer shared across depth)
-_MASKED_LM_CONFIGS = {"deberta_v2": "DebertaV2Config", "distilbert": "DistilBertConfig", "albert": "AlbertConfig"}
+# (factorised embeddings, one layer shared across depth), MobileBERT
+# (bottleneck projections, NoNorm: an affine map in place of LayerNorm,
+# stacked feed-forward networks), ConvBERT (span-based dynamic convolution
+# heads beside self-attention)
+_MASKED_LM_CONFIGS = {"deberta_v2": "DebertaV2Config", "distilbert": "DistilBertConfig", "albert": "AlbertConfig",
+                      "mobilebert": "MobileBertConfig", "convbert": "ConvBertConfig"}
+
+# image classifiers trained like ViT: BEiT (relative position bias tables,
+# layer scale, mean pooling), Swin V2 (cosine attention, a continuous
+# position bias from a small MLP, post-norm residuals)
+_IMAGE_CLS_CONFIGS = {"beit": "BeitConfig", "swinv2": "Swinv2Config"}
 
 
 def _hf_loss_module():
@@ -186,8 +221,12 @@ def _hf_loss_module():
         def forward(self, a, b=None):
             if self.kind == "causal":
                 return self.model(input_ids=a, labels=a).loss
-            if self.kind in ("vit", "dinov2"):
+            if self.kind in ("vit", "dinov2", "segformer") or self.kind in _IMAGE_CLS_CONFIGS:
                 return self.model(pixel_values=a, labels=b).loss
+            if self.kind == "whisper":
+                return self.model(input_features=a, labels=b).loss
+            if self.kind == "clip":
+                return self.model(input_ids=a, pixel_values=b, return_loss=True).loss
             if self.kind == "wav2vec2":
                 return self.model(input_values=a, labels=b).loss
             if self.kind == "t5":
@@ -242,7 +281,8 @@ def _vision(lib: str, name: str, channels_last: bool = False, **kw: Any):
 # ---------------------------------------------------------------- plain torch
 def _plain(kind: str):
     """Small programs written with torch operators: losses, normalizations,
-    attention variants, scatter/gather, scans, pointwise chains, MLPs."""
+    attention variants, scatter/gather, scans, pointwise chains, MLPs, a
+    U-Net block, vector quantization, a chunked state-space scan."""
 
     def build(shapes: list, dtype: str, device: str, mode: str) -> Callable[[], Any]:
         module, make_inputs = _PLAIN_BUILDERS[kind](shapes[0], _torch_dtype(dtype), device)
@@ -477,10 +517,91 @@ def _plain_builders() -> dict[str, Callable]:
 
         return M(), inputs
 
+    def vq_codebook(shape, dt, device):
+        # a VQ-VAE bottleneck: squared distances to a codebook, argmin,
+        # the chosen codes gathered back, straight-through gradients,
+        # codebook and commitment losses, and the perplexity of code usage
+        d, k = shape["D"], shape["K"]
+
+        class M(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.proj = nn.Linear(d, d, device=device, dtype=dt)
+                self.codebook = param(k, d, dt=dt, device=device)
+
+            def forward(self, x):
+                z = self.proj(x).flatten(0, -2)
+                zf, cb = z.float(), self.codebook.float()
+                dist = zf.pow(2).sum(-1, keepdim=True) - 2 * zf @ cb.t() + cb.pow(2).sum(-1)
+                idx = dist.argmin(-1)
+                q = F.embedding(idx, self.codebook)
+                loss = F.mse_loss(q.float(), zf.detach()) + 0.25 * F.mse_loss(zf, q.detach().float())
+                st = z + (q - z).detach()  # straight-through estimator
+                usage = torch.zeros(k, device=z.device).index_add(0, idx, torch.ones_like(idx, dtype=torch.float32))
+                usage = usage / idx.numel()
+                perplexity = torch.exp(-(usage * torch.log(usage + 1e-10)).sum())
+                return loss + st.float().pow(2).mean() + 1e-3 * perplexity
+
+        return M(), lambda s: (torch.randn(s["B"], s["T"], d, device=device, dtype=dt, requires_grad=True),)
+
+    def ssd_scan(shape, dt, device):
+        # a Mamba-2 mixer: causal depthwise conv1d, softplus step sizes, the
+        # chunked state-space scan (segment sums by cumsum, exp of masked
+        # differences, intra-chunk products, states passed between chunks),
+        # a SiLU gate and RMSNorm; 64-wide heads and states, chunks of 64
+        d = shape["D"]
+        h, p, n, q = d // 64, 64, 64, 64
+
+        def segsum(a):  # (..., T) -> (..., T, T): sum of a over (j, i], -inf above the diagonal
+            t = a.shape[-1]
+            a = a[..., None].expand(*a.shape, t)
+            below = torch.tril(torch.ones(t, t, dtype=torch.bool, device=a.device), -1)
+            cs = torch.cumsum(a.masked_fill(~below, 0), -2)
+            return cs.masked_fill(~torch.tril(torch.ones(t, t, dtype=torch.bool, device=a.device)), float("-inf"))
+
+        class M(nn.Module):
+            def __init__(self):
+                super().__init__()
+                kw = dict(device=device, dtype=dt)
+                self.in_proj = nn.Linear(d, 2 * d + 2 * n + h, bias=False, **kw)
+                self.conv = nn.Conv1d(d + 2 * n, d + 2 * n, 4, padding=3, groups=d + 2 * n, **kw)
+                self.a_log = nn.Parameter(torch.log(torch.linspace(1, 16, h, device=device)))
+                self.dt_bias = nn.Parameter(torch.zeros(h, device=device))
+                self.norm_w = param(d, dt=dt, device=device)
+                self.out_proj = nn.Linear(d, d, bias=False, **kw)
+
+            def forward(self, u):
+                b, s, _ = u.shape
+                c = s // q
+                z, xbc, dt_ = self.in_proj(u).split([d, d + 2 * n, h], -1)
+                xbc = F.silu(self.conv(xbc.transpose(1, 2))[..., :s].transpose(1, 2))
+                x, bm, cm = xbc.split([d, n, n], -1)
+                step = F.softplus(dt_.float() + self.dt_bias)  # (b, s, h)
+                a = (-torch.exp(self.a_log) * step).view(b, c, q, h).permute(0, 3, 1, 2)  # (b, h, c, q)
+                x = (x.float() * step.repeat_interleave(p, -1)).to(dt).view(b, c, q, h, p)
+                bm, cm = bm.view(b, c, q, n), cm.view(b, c, q, n)
+                a_cs = torch.cumsum(a, -1)
+                decay = torch.exp(segsum(a)).to(dt)  # (b, h, c, q, q)
+                scores = (cm @ bm.transpose(-1, -2))[:, None] * decay  # (b, h, c, q, q)
+                y_diag = scores @ x.permute(0, 3, 1, 2, 4)  # (b, h, c, q, p)
+                w = torch.exp(a_cs[..., -1:] - a_cs).to(dt)  # (b, h, c, q)
+                states = (x.permute(0, 3, 1, 4, 2) * w[:, :, :, None, :]) @ bm[:, None]  # (b, h, c, p, n)
+                states = torch.cat([torch.zeros_like(states[:, :, :1]), states], 2)
+                chunk_decay = torch.exp(segsum(F.pad(a_cs[..., -1], (1, 0)))).to(dt)  # (b, h, c+1, c+1)
+                states = (chunk_decay @ states.flatten(3)).view_as(states)[:, :, :-1]
+                y_off = (cm[:, None] @ states.transpose(-1, -2)) * torch.exp(a_cs).to(dt)[..., None]
+                y = (y_diag + y_off).permute(0, 2, 3, 1, 4).reshape(b, s, d)
+                y = y * F.silu(z)
+                yf = y.float()
+                y = (yf * torch.rsqrt(yf.pow(2).mean(-1, keepdim=True) + 1e-6)).to(dt) * self.norm_w
+                return self.out_proj(y).float().pow(2).mean()
+
+        return M(), lambda s: (torch.randn(s["B"], s["S"], d, device=device, dtype=dt, requires_grad=True),)
+
     return {
         "losses": losses, "norms": norms, "attention": attention, "flex_attention": flex_attention,
         "gather_scatter": gather_scatter, "scans": scans, "mlp": mlp, "pointwise": pointwise, "conv": conv,
-        "unet_block": unet_block,
+        "unet_block": unet_block, "vq_codebook": vq_codebook, "ssd_scan": ssd_scan,
     }
 
 
@@ -672,6 +793,79 @@ def _entries() -> list[ZooEntry]:
     for shape, dtype in (({"B": 8, "C": 128, "HW": 32}, "bf16"), ({"B": 4, "C": 256, "HW": 16}, "fp16"),
                          ({"B": 16, "C": 64, "HW": 64}, "fp32")):
         out.append(E("unet_block", shape, dtype, _plain("unet_block")))
+    # Programs of the sixth harvest: Whisper (log-mel front end of strided
+    # 1-D convolutions with GELU, sinusoidal positions, cross-attention),
+    # CLIP (quick-GELU towers, end-of-text pooling, normalised embeddings,
+    # a B x B contrastive loss both ways), SegFormer (attention over
+    # keys reduced by a strided convolution, Mix-FFN with a depthwise
+    # convolution, bilinear upsampling of four scales, a per-pixel loss),
+    # MobileBERT, ConvBERT (see _MASKED_LM_CONFIGS), BEiT, Swin V2 (see
+    # _IMAGE_CLS_CONFIGS), Qwen2-MoE (eight experts with a sigmoid-gated
+    # shared expert, the router's load-balancing loss), Llama with 128-wide
+    # heads (grouped-query attention 4:1), ConvNeXt V2 (global response
+    # normalisation), EVA-02 (2-D rotary positions in a ViT, SwiGLU with a
+    # sub-LayerNorm), CaiT (talking-heads attention, class attention),
+    # CoaT (convolutional relative positions, factorised attention,
+    # interpolation between scales), HRNet (parallel resolutions fused by
+    # nearest upsampling and strided convolutions), ReXNet (residuals
+    # added to part of the channels), Res2Net (hierarchical split
+    # convolutions), FastViT (reparameterisable multi-branch convolutions,
+    # RepMixer), gMLP (spatial gating unit), MaxViT (block and grid
+    # attention with relative position bias, stochastic depth), Inception v3
+    # (factorised 1x7 / 7x1 convolutions, pooling branches), and two
+    # written here: a VQ-VAE codebook (argmin over code distances,
+    # straight-through gradients) and a Mamba-2 chunked state-space scan.
+    out.append(E("whisper", {"B": 8, "S": 96}, "fp16",
+                 _hf_model("whisper", vocab_size=8192, num_mel_bins=80, d_model=384, encoder_layers=2, decoder_layers=2,
+                           encoder_attention_heads=6, decoder_attention_heads=6, encoder_ffn_dim=1536,
+                           decoder_ffn_dim=1536, max_source_positions=500, max_target_positions=448, pad_token_id=0,
+                           bos_token_id=1, eos_token_id=2, decoder_start_token_id=1, suppress_tokens=None,
+                           begin_suppress_tokens=None), needs=tf))
+    out.append(E("clip", {"B": 64, "S": 77}, "bf16",
+                 _hf_model("clip", projection_dim=256,
+                           text_config=dict(vocab_size=8192, hidden_size=384, intermediate_size=1536,
+                                            num_hidden_layers=2, num_attention_heads=6, max_position_embeddings=77,
+                                            pad_token_id=0, bos_token_id=1, eos_token_id=2),
+                           vision_config=dict(image_size=96, patch_size=16, hidden_size=384, intermediate_size=1536,
+                                              num_hidden_layers=2, num_attention_heads=6)), needs=tf))
+    out.append(E("segformer", {"B": 8, "HW": 128}, "fp32",
+                 _hf_model("segformer", num_labels=19, depths=[2, 2, 2, 2]), needs=tf))
+    out.append(E("mobilebert", {"B": 16, "S": 128}, "fp16",
+                 _hf_model("mobilebert", vocab_size=8192, num_hidden_layers=2, max_position_embeddings=512), needs=tf))
+    out.append(E("convbert", {"B": 8, "S": 256}, "bf16",
+                 _hf_model("convbert", attn="eager", embedding_size=384, **_encoder), needs=tf))
+    out.append(E("beit", {"B": 32}, "bf16",
+                 _hf_model("beit", attn="eager", image_size=96, patch_size=8, hidden_size=384, num_hidden_layers=2,
+                           num_attention_heads=6, intermediate_size=1536, use_relative_position_bias=True,
+                           use_mean_pooling=True, layer_scale_init_value=0.1, num_labels=100), needs=tf))
+    out.append(E("swinv2", {"B": 16}, "fp16",
+                 _hf_model("swinv2", attn="eager", image_size=128, patch_size=4, embed_dim=96, depths=[2, 2],
+                           num_heads=[3, 6], window_size=8, num_labels=100), needs=tf))
+    out.append(E("qwen2_moe", {"B": 4, "S": 256}, "bf16",
+                 _hf_causal_lm("Qwen2MoeConfig", num_experts=8, num_experts_per_tok=2, moe_intermediate_size=352,
+                               shared_expert_intermediate_size=1408, output_router_logits=True, **_SMALL_LM), needs=tf))
+    out.append(E("llama_hd128", {"B": 2, "S": 512}, "fp16",
+                 _hf_causal_lm("LlamaConfig", **{**_SMALL_LM, "hidden_size": 1024, "intermediate_size": 2816,
+                                                 "num_attention_heads": 8, "num_key_value_heads": 2}), needs=tf))
+    out.append(E("convnextv2_atto", {"B": 32, "HW": 96}, "fp32", _vision("timm", "convnextv2_atto"), needs=tm))
+    out.append(E("eva02_tiny", {"B": 32, "HW": 112}, "bf16",
+                 _vision("timm", "eva02_tiny_patch14_224", img_size=112), needs=tm))
+    out.append(E("cait_xxs", {"B": 32, "HW": 96}, "fp16",
+                 _vision("timm", "cait_xxs24_224", img_size=96, depth=2), needs=tm))
+    out.append(E("coat_tiny", {"B": 16, "HW": 128}, "fp32",
+                 _vision("timm", "coat_tiny", img_size=128, parallel_depth=2), needs=tm))
+    out.append(E("hrnet_w18_small", {"B": 16, "HW": 128}, "bf16", _vision("timm", "hrnet_w18_small"), needs=tm))
+    out.append(E("rexnet_100", {"B": 32, "HW": 96}, "fp16", _vision("timm", "rexnet_100"), needs=tm))
+    out.append(E("res2net50", {"B": 16, "HW": 64}, "fp32", _vision("timm", "res2net50_26w_4s"), needs=tm))
+    out.append(E("fastvit_t8", {"B": 16, "HW": 128}, "bf16", _vision("timm", "fastvit_t8"), needs=tm))
+    out.append(E("gmlp_ti16", {"B": 32, "HW": 128}, "fp16", _vision("timm", "gmlp_ti16_224", img_size=128), needs=tm))
+    out.append(E("maxvit_t", {"B": 4, "HW": 224}, "bf16", _vision("torchvision", "maxvit_t"), needs=tv))
+    out.append(E("inception_v3", {"B": 16, "HW": 128}, "fp16",
+                 _vision("torchvision", "inception_v3", aux_logits=False, init_weights=False), needs=tv))
+    out.append(E("vq_codebook", {"B": 16, "T": 256, "D": 256, "K": 1024}, "fp32", _plain("vq_codebook")))
+    out.append(E("vq_codebook", {"B": 8, "T": 512, "D": 512, "K": 4096}, "bf16", _plain("vq_codebook")))
+    out.append(E("ssd_scan", {"B": 4, "S": 1024, "D": 512}, "bf16", _plain("ssd_scan")))
+    out.append(E("ssd_scan", {"B": 8, "S": 512, "D": 256}, "fp32", _plain("ssd_scan")))
     # matmul templates come from max-autotune: Inductor then writes Triton
     # GEMMs (and benchmarks them against cuBLAS).
     maxat = "max-autotune-no-cudagraphs"
