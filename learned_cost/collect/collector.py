@@ -42,9 +42,13 @@ _FATAL_MARKERS = ("illegal memory access", "unspecified launch failure", "device
 EXIT_HANG = 3
 
 #: The store file naming the row whose launch or timing is in flight: a run
-#: killed from outside while a kernel hangs leaves it behind, and the next
-#: run records that row as ``hang`` instead of launching it again.
+#: killed from outside leaves it behind. A kill can land on any launch (a
+#: call's time limit), so the next run measures that row again and counts
+#: the stop in SUSPECTS_FILE; only when runs stopped during the same launch
+#: HANG_STRIKES times is it recorded as ``hang`` and skipped from then on.
 INFLIGHT_FILE = "inflight.json"
+SUSPECTS_FILE = "inflight-stops.json"
+HANG_STRIKES = 2
 
 
 @dataclass
@@ -359,9 +363,10 @@ class StoreWriter:
             pass
 
     def _recover_inflight(self) -> None:
-        """A marker left by a run that died during a launch: that row is
-        stored as ``hang`` (so it is skipped from now on; ``--retry-status
-        hang`` measures it again)."""
+        """A marker left by a run that stopped during a launch: that launch
+        is measured again, unless runs stopped during it HANG_STRIKES times,
+        when it is stored as ``hang`` (then skipped; ``--retry-status hang``
+        measures it again)."""
         path = self._inflight_path()
         if not path.is_file():
             return
@@ -372,11 +377,29 @@ class StoreWriter:
             path.unlink(missing_ok=True)
             return
         if isinstance(row, dict) and row.get("key"):
-            row.update(status="hang", error="the previous run stopped during this launch and never recorded it")
-            row["timestamp"] = datetime.now(timezone.utc).isoformat(timespec="seconds")
-            self.store.append_rows([row])
-            print(f"[collect] {row.get('group')} {row.get('config')}: the previous run stopped during this "
-                  "launch; recorded as hang", file=sys.stderr, flush=True)
+            spath = self.store.root / SUSPECTS_FILE
+            try:
+                stops = json.loads(spath.read_text()) if spath.is_file() else {}
+            except (OSError, ValueError):
+                stops = {}
+            stops = stops if isinstance(stops, dict) else {}
+            n = int(stops.get(row["key"], 0)) + 1
+            where = f"[collect] {row.get('group')} {row.get('config')}"
+            if n >= HANG_STRIKES:
+                stops.pop(row["key"], None)
+                row.update(status="hang", error=f"{n} runs stopped during this launch and never recorded it")
+                row["timestamp"] = datetime.now(timezone.utc).isoformat(timespec="seconds")
+                self.store.append_rows([row])
+                print(f"{where}: {n} runs stopped during this launch; recorded as hang", file=sys.stderr, flush=True)
+            else:
+                stops[row["key"]] = n
+                print(f"{where}: the previous run stopped during this launch; measuring it again "
+                      f"({HANG_STRIKES - n} more stop there records it as hang)", file=sys.stderr, flush=True)
+            if stops:
+                data = json.dumps(stops).encode()
+                atomic_write(spath, lambda tmp: Path(tmp).write_bytes(data))
+            else:
+                spath.unlink(missing_ok=True)
         path.unlink(missing_ok=True)
 
     def _start_watchdog(self) -> None:

@@ -188,15 +188,11 @@ def test_a_launch_that_never_returns_is_stored_as_hang_and_the_run_exits_3(tmp_p
     assert code == 0 and "measured=0" in log, log
 
 
-def test_a_run_killed_during_a_launch_leaves_that_row_to_be_recorded_as_hang(tmp_path):
-    from learned_cost.collect.collector import INFLIGHT_FILE
-
-    out = tmp_path / "store"
-    args = ["--out", str(out), *NEVER, "--chunk-rows", "1"]
+def _kill_during_the_endless_launch(out, marker):
     env = dict(os.environ, PYTHONPATH=str(HERE) + os.pathsep + os.environ.get("PYTHONPATH", ""))
-    cmd = [sys.executable, "-m", "learned_cost.collect", *BASE, *args, "--run-timeout", "0"]
+    cmd = [sys.executable, "-m", "learned_cost.collect", *BASE, "--out", str(out), *NEVER, "--chunk-rows", "1",
+           "--run-timeout", "0"]
     proc = subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    marker = out / INFLIGHT_FILE
     deadline = time.monotonic() + 90
     try:
         # no watchdog: the run waits on the endless config until killed from outside
@@ -208,9 +204,21 @@ def test_a_run_killed_during_a_launch_leaves_that_row_to_be_recorded_as_hang(tmp
     finally:
         proc.send_signal(signal.SIGKILL)
         proc.wait(timeout=30)
+
+
+def test_runs_killed_twice_during_one_launch_leave_that_row_recorded_as_hang(tmp_path):
+    from learned_cost.collect.collector import HANG_STRIKES, INFLIGHT_FILE, SUSPECTS_FILE
+
+    assert HANG_STRIKES == 2
+    out = tmp_path / "store"
+    marker = out / INFLIGHT_FILE
+    _kill_during_the_endless_launch(out, marker)
+    # one stop there may be a kill that landed by chance: the launch is tried again
+    _kill_during_the_endless_launch(out, marker)
+    assert json.loads((out / SUSPECTS_FILE).read_text()) and len(ProfileStore(out).load_rows()) == 1
     code, log = _run_status(["--out", str(out), *NEVER, "--chunk-rows", "1"])
     assert code == 0, log
-    assert "the previous run stopped during this launch; recorded as hang" in log
+    assert "2 runs stopped during this launch; recorded as hang" in log
     rows = ProfileStore(out).load_rows()
     assert sorted(rows["status"]) == ["hang", "ok"] and rows["key"].is_unique
-    assert not marker.exists()
+    assert not marker.exists() and not (out / SUSPECTS_FILE).exists()
