@@ -342,7 +342,7 @@ def fit(table: pd.DataFrame, variant: str = "log_latency", params: FitParams | N
         start_text = emphasised_ranker_text(rank_text, params, ranker.booster.predict(x))
         n_rank = len(_split_model_text(rank_text)[1])
         head, trees, tail = _split_model_text(booster.model_to_string())
-        reg_text = "\n".join(head + [ln for tree in trees[n_rank:] for ln in tree] + tail) + "\n"
+        reg_text = _joined_model_text(head, trees[n_rank:], tail)
         booster = lgb.Booster(model_str=stacked_model_text(start_text, reg_text))
     return Fitted(booster=booster, variant=variant, inputs=names, params=params, ranker=ranker)
 
@@ -416,9 +416,7 @@ def shifted_model_text(text: str, shift: float) -> str:
             key, _, values = line.partition("=")
             line = key + "=" + " ".join(repr(float(v) + shift) for v in values.split(" ") if v)
         first.append(line)
-    head = [line for line in head if not line.startswith("tree_sizes=")]
-    lines = head + first + [line for tree in trees[1:] for line in tree] + tail
-    return "\n".join(lines) + "\n"
+    return _joined_model_text(head, [first] + trees[1:], tail)
 
 
 def _split_model_text(text: str) -> tuple[list[str], list[list[str]], list[str]]:
@@ -438,6 +436,13 @@ def _split_model_text(text: str) -> tuple[list[str], list[list[str]], list[str]]
     return head, trees, tail
 
 
+def _joined_model_text(head: list[str], trees: list[list[str]], tail: list[str]) -> str:
+    """One model text from ``_split_model_text``'s parts. ``tree_sizes`` (the
+    trees' byte offsets) is dropped: LightGBM then reads the trees in order."""
+    head = [line for line in head if not line.startswith("tree_sizes=")]
+    return "\n".join(head + [line for tree in trees for line in tree] + tail) + "\n"
+
+
 def stacked_model_text(first: str, second: str) -> str:
     """One LightGBM model text whose trees are ``first``'s, then
     ``second``'s (renumbered), under ``second``'s header and parameters:
@@ -447,10 +452,7 @@ def stacked_model_text(first: str, second: str) -> str:
     head, second_trees, tail = _split_model_text(second)
     n = len(first_trees)
     renumbered = [[f"Tree={n + i}"] + tree[1:] for i, tree in enumerate(second_trees)]
-    # tree_sizes are byte offsets of the trees: LightGBM reads them in order without
-    head = [line for line in head if not line.startswith("tree_sizes=")]
-    lines = head + [line for tree in first_trees + renumbered for line in tree] + tail
-    return "\n".join(lines) + "\n"
+    return _joined_model_text(head, first_trees + renumbered, tail)
 
 
 def options_only_groups(table: pd.DataFrame) -> pd.Series:
