@@ -8,7 +8,7 @@
 #   checked against Inductor's own launches where this run kept the tensors.
 #   CAPTURES (environment, default data/inductor): the earlier captures to
 #   replay too; CAPTURES=none replays only this call's.
-# Rows whose keys are in data/h200 are skipped, so calls continue the dataset.
+# Rows whose keys are in data/<hw> are skipped (hw: scripts/device_hw.sh), so calls continue the dataset.
 set -uo pipefail
 tag=$1; harvest_s=$2; replay_s=$3; shift 3
 out=${OUT:-/tmp/out}
@@ -17,7 +17,9 @@ mkdir -p "$out" "$work"
 export PYTHONPATH=$PWD${PYTHONPATH:+:$PYTHONPATH} PYTHONUNBUFFERED=1
 export TORCHINDUCTOR_CACHE_DIR=$work/inductor-cache TRITON_CACHE_DIR=$work/triton-cache
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm --format=csv | tee "$out/nvidia-smi-$tag.txt"
-caps="$out/captures-h200-$tag.parquet"
+hw=$(scripts/device_hw.sh)  # the card that runs names the files and the rows
+echo "[harvest_h200] card profile: $hw"
+caps="$out/captures-$hw-$tag.parquet"
 if [ "$harvest_s" -gt 0 ]; then
   python3 -m learned_cost.collect.inductor harvest --out "$work/harvest" --workers 8 --compile-threads 2 \
     --deadline "$harvest_s" --entry-timeout 200 --consolidate "$caps" "$@" 2>&1 | tee "$out/harvest-$tag.log"
@@ -35,12 +37,12 @@ dest.write_text(json.dumps(summary, indent=1))
 PY
 fi
 inputs=()
-for f in "$out"/captures-h200-"$tag".parquet "$out"/captures-h200-"$tag"-p*.parquet; do
+for f in "$out"/captures-"$hw"-"$tag".parquet "$out"/captures-"$hw"-"$tag"-p*.parquet; do
   [ -f "$f" ] && inputs+=("$f")  # one file, or numbered parts when large
 done
 captures=${CAPTURES:-data/inductor}
 [ "$captures" != none ] && [ -e "$captures" ] && inputs+=("$captures")
 if [ "$replay_s" -gt 0 ] && [ ${#inputs[@]} -gt 0 ]; then
   python3 -m learned_cost.collect.inductor replay "${inputs[@]}" --tensors "$work/harvest" --out "$work/store" \
-    --skip-from data/h200 --export-dir "$out" --export-tag "h200-$tag" --deadline "$replay_s" --run-timeout 60 2>&1 | tee "$out/replay-$tag.log"
+    --skip-from "data/$hw" --hardware "$hw" --export-dir "$out" --export-tag "$hw-$tag" --deadline "$replay_s" --run-timeout 60 2>&1 | tee "$out/replay-$tag.log"
 fi
