@@ -98,3 +98,8 @@ def atomic_write(path: str | os.PathLike, write, mode: int = 0o644) -> None:
         except OSError:
             pass
         raise
+
+
+def atomic_write_bytes(path: str | os.PathLike, data: bytes, mode: int = 0o644) -> None:
+    """``atomic_write`` of a bytes value (JSON markers, model texts)."""
+    atomic_write(path, lambda tmp: tmp.write_bytes(data), mode=mode)

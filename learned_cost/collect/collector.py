@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from ..dataset import ProfileStore
-from ..safe_io import atomic_write
+from ..safe_io import atomic_write, atomic_write_bytes
 from ..ttir.normalize import strip_locations, ttir_digest
 from .bindings import arg_bindings
 from .devices import Device
@@ -353,7 +353,7 @@ class StoreWriter:
         self._inflight = (row, time.monotonic())
         data = json.dumps(row, default=str).encode()
         self.store.root.mkdir(parents=True, exist_ok=True)
-        atomic_write(self._inflight_path(), lambda tmp: Path(tmp).write_bytes(data))
+        atomic_write_bytes(self._inflight_path(), data)
 
     def _end_launch(self) -> None:
         self._inflight = None
@@ -397,7 +397,7 @@ class StoreWriter:
                       f"({HANG_STRIKES - n} more stop there records it as hang)", file=sys.stderr, flush=True)
             if stops:
                 data = json.dumps(stops).encode()
-                atomic_write(spath, lambda tmp: Path(tmp).write_bytes(data))
+                atomic_write_bytes(spath, data)
             else:
                 spath.unlink(missing_ok=True)
         path.unlink(missing_ok=True)

@@ -39,7 +39,7 @@ from pathlib import Path
 import numpy as np
 
 from ..features.schema import FEATURE_COUNT_BY_VERSION, FEATURE_SCHEMA_VERSION, feature_names
-from ..safe_io import atomic_write
+from ..safe_io import atomic_write_bytes
 from .model_file import check_model_text
 
 # The files of a model directory (see the module docstring).
@@ -318,8 +318,8 @@ class LearnedModel:
         each atomically (temp file + rename)."""
         d = Path(path)
         d.mkdir(parents=True, exist_ok=True)
-        _atomic_write(d / MODEL_FILE, self._model_text.encode("utf-8"))
-        _atomic_write(d / METADATA_FILE, self.metadata.to_json().encode("utf-8"))
+        atomic_write_bytes(d / MODEL_FILE, self._model_text.encode("utf-8"))
+        atomic_write_bytes(d / METADATA_FILE, self.metadata.to_json().encode("utf-8"))
         return d
 
     @classmethod
@@ -498,7 +498,3 @@ def _interval_logs(d: dict) -> tuple[float, float] | None:
         return None
     return (lo, hi) if math.isfinite(lo) and math.isfinite(hi) and lo <= hi else None
 
-
-def _atomic_write(path: Path, data: bytes) -> None:
-    # 0644: an installed model must be readable by every user
-    atomic_write(path, lambda tmp: tmp.write_bytes(data), mode=0o644)
