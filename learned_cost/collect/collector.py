@@ -36,6 +36,30 @@ from .plan import GroupPlan, WorkItem, make_plan
 # CUDA errors after which the context is unusable: stop the run.
 _FATAL_MARKERS = ("illegal memory access", "unspecified launch failure", "device-side assert", "misaligned address")
 
+def is_fatal_error(msg: str) -> bool:
+    """True for an error message that leaves the CUDA context unusable."""
+    low = msg.lower()
+    return any(m in low for m in _FATAL_MARKERS)
+
+
+def fatal_groups(root: Path) -> set[str]:
+    """Groups of the rows files under ``root`` with a row whose error lost
+    the device context. A rerun skips the rest of such a group: its other
+    configs launch the same kernel on the same tensors and most likely end
+    the run again (a misaligned address is the tensors', not the config's)."""
+    import pyarrow.parquet as pq
+
+    out: set[str] = set()
+    for f in sorted(Path(root).glob("rows-*.parquet")) if Path(root).exists() else ():
+        names = set(pq.read_schema(f).names)
+        if not {"group", "error"} <= names:
+            continue
+        t = pq.read_table(f, columns=["group", "error"]).to_pandas()
+        bad = t["error"].fillna("").astype(str).map(is_fatal_error)
+        out.update(t.loc[bad, "group"].astype(str))
+    return out
+
+
 #: Exit status of a run whose launch never returned (a kernel that spins
 #: forever): the rows measured so far are stored and exported, the hung row
 #: is stored with status ``hang``, and a rerun goes on after it.
@@ -306,6 +330,7 @@ class StoreWriter:
         self.rows: list[dict] = []
         self.ttir_pending: dict[str, tuple[str, str]] = {}
         self.ttir_known: set[str] = set()
+        self.fatal_groups: set[str] = set()  # groups whose launch lost the device context (see fatal_groups)
         self.summary = Summary()
         self.last_flush = self.last_export = time.monotonic()
         self.raw_kept: set[str] = set()  # groups whose raw TTIR is stored
@@ -442,10 +467,15 @@ class StoreWriter:
         retry = tuple(self.opts.retry_statuses)
         done = self.store.done_keys(retry)
         self.ttir_known = self.store.known_digests()
+        self.fatal_groups = fatal_groups(self.store.root)
         for p in self.opts.skip_from:
             other = ProfileStore(Path(p))
             done |= other.done_keys(retry)
             self.ttir_known |= other.known_digests()
+            self.fatal_groups |= fatal_groups(other.root)
+        if self.fatal_groups:
+            print(f"[collect] skipping {len(self.fatal_groups)} group(s) whose launch lost the device context "
+                  f"before: {sorted(self.fatal_groups)[:3]}", file=sys.stderr, flush=True)
         return done
 
     def _record(self, row: dict, bar) -> None:
@@ -483,7 +513,7 @@ class StoreWriter:
         msg = _short(exc)
         row.update(status=classify_error(exc), error=msg)
         self._record(row, bar)
-        if any(m in msg.lower() for m in _FATAL_MARKERS):
+        if is_fatal_error(msg):
             print(f"[{who}] fatal device error, stopping: {msg}", file=sys.stderr, flush=True)
             traceback.print_exc()
             self.summary.stopped = "fatal"
@@ -519,7 +549,7 @@ class Collector(StoreWriter):
         todo: list[tuple[GroupPlan, list[WorkItem]]] = []
         for g in plan:
             self.summary.planned += len(g.items)
-            items = [it for it in g.items if it.key not in done]
+            items = [it for it in g.items if it.key not in done and g.group not in self.fatal_groups]
             self.summary.skipped += len(g.items) - len(items)
             if items:
                 todo.append((g, items))

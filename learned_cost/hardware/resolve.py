@@ -5,7 +5,7 @@
    a path to a JSON file;
 3. ``target_arch``: an SoC name: ``Ascend910B1``..``Ascend910B4`` and
    ``Ascend910_93xx`` -> ascend_910b; ``Ascend950*``, ``Ascend910_95xx``,
-   ``david*`` -> ascend_950; ``NVIDIA H200`` / ``H200`` -> h200;
+   ``david*`` -> ascend_950; ``NVIDIA H200`` / ``H200`` -> h200; ``NVIDIA H100 80GB HBM3`` / ``H100`` -> h100;
 4. nothing given: the environment variable ``LEARNED_COST_HARDWARE`` if set,
    else ``ascend_910b`` when the ``triton-ascend`` distribution is installed
    (looked up in the installed package metadata; triton is never imported),

@@ -222,3 +222,24 @@ def test_runs_killed_twice_during_one_launch_leave_that_row_recorded_as_hang(tmp
     rows = ProfileStore(out).load_rows()
     assert sorted(rows["status"]) == ["hang", "ok"] and rows["key"].is_unique
     assert not marker.exists() and not (out / SUSPECTS_FILE).exists()
+
+
+def test_a_group_that_lost_the_device_context_is_skipped_on_rerun(small_store, tmp_path):
+    # one row of the add group, recorded as the launch that ended a run with
+    # a fatal CUDA error, in a --skip-from store: the rerun measures neither
+    # of add's configs again (each would end the run the same way), but does
+    # measure the other group
+    rows = ProfileStore(small_store[0]).load_rows()
+    add = rows[rows["family"] == "add"].iloc[0].to_dict()
+    fatal = {**add, "status": "runtime_error", "correct": False, "latency_us": None, "latency_p20_us": None,
+             "latency_p80_us": None, "error": "AcceleratorError: CUDA error: misaligned address"}
+    prior = tmp_path / "prior"
+    ProfileStore(prior).append_rows([fatal])
+    from learned_cost.collect.collector import fatal_groups
+
+    assert fatal_groups(prior) == {add["group"]}
+    assert fatal_groups(small_store[0]) == set()
+    out = tmp_path / "store"
+    log = _run(["--out", str(out), "--families", "add,softmax", "--max-configs", "2", "--skip-from", str(prior)])
+    assert "measured=2" in log and "skipped=2" in log, log
+    assert set(ProfileStore(out).load_rows()["family"]) == {"softmax"}

@@ -58,6 +58,8 @@ def test_published_figures_carried():
         ("H200", "h200"),
         ("  nvidia   h200  ", "h200"),
         ("h200", "h200"),
+        ("NVIDIA H100 80GB HBM3", "h100"),
+        ("H100", "h100"),
     ],
 )
 def test_target_arch_aliases(arch, name):
@@ -66,7 +68,7 @@ def test_target_arch_aliases(arch, name):
     assert resolve_hardware(hardware=arch).name == name
 
 
-@pytest.mark.parametrize("arch", ["Ascend910", "Ascend310P3", "NVIDIA H100", "", "h2000"])
+@pytest.mark.parametrize("arch", ["Ascend910", "Ascend310P3", "NVIDIA A100", "", "h2000", "h1000"])
 def test_unknown_arch_is_an_error_not_another_profile(arch):
     with pytest.raises(UnknownHardwareError) as e:
         resolve_hardware(target_arch=arch)

@@ -174,6 +174,11 @@ def replay_order(caps: Sequence[Capture]) -> list[Capture]:
     return out
 
 
+def capture_group(cap: Capture) -> str:
+    """The ``group`` of a capture's rows: program, kernel and capture."""
+    return f"inductor/{cap.program}/{cap.kernel_name}/{cap.capture_id[:8]}"
+
+
 def compile_key(cap: Capture, cfg: dict) -> str:
     """What a compiled binary depends on: the kernel's code, how the JIT
     specializes each argument (dtype and 16-byte alignment of pointers;
@@ -356,7 +361,8 @@ class Replayer(StoreWriter):
             if wanted is not None:
                 cfgs, keys = [c for c, k in zip(cfgs, keys) if k in wanted], [k for k in keys if k in wanted]
             self.summary.planned += len(cfgs)
-            todo = [(c, k) for c, k in zip(cfgs, keys) if k not in done]
+            lost = capture_group(cap) in self.fatal_groups
+            todo = [] if lost else [(c, k) for c, k in zip(cfgs, keys) if k not in done]
             self.summary.skipped += len(cfgs) - len(todo)
             if todo:
                 pending.append(_Pending(cap, [c for c, _ in todo], [k for _, k in todo]))
@@ -406,7 +412,7 @@ class Replayer(StoreWriter):
         shape = {"capture": cap.capture_id, **cap.numels}
         return {
             "key": key, "hardware": self.hardware, "device_name": self.device_name, "family": cap.program,
-            "kernel": cap.kernel_name, "group": f"inductor/{cap.program}/{cap.kernel_name}/{cap.capture_id[:8]}",
+            "kernel": cap.kernel_name, "group": capture_group(cap),
             "shape": canonical_json(shape, strict=True), "dtype": cap.dtype, "config": canonical_json(cfg, strict=True),
             "ttir_digest": "", "ttir_raw_digest": "", "arg_bindings": "", "grid": "",
             "options": canonical_json({"num_warps": int(cfg["num_warps"]), "num_stages": int(cfg["num_stages"])}, strict=True),
