@@ -15,8 +15,18 @@ Variants:
               the group's median input; needs the group at prediction time)
   rel_rank    lambdarank with the same relative inputs
 
+``--test DIR:HW`` fits each variant once on all rows of ``--data`` and
+scores the rows of another profile directory instead (e.g. the H100's
+programs, none of which is in data/h200: a held-out check of programs the
+model never saw, on a card with the same SM).
+
+``--extra DIR:HW`` adds rows measured on other hardware (features and the
+analytic baseline computed with their own profile) to every fold's training
+side, never to the scored side; rows of the held-out families are left out.
+
 Usage:
   PYTHONPATH=$PWD python scripts/lofo_variants.py --variants log_ratio,lambdarank,blend
+  PYTHONPATH=$PWD python scripts/lofo_variants.py --variants log_ratio --splits 4 --extra data/h100:h100
   PYTHONPATH=$PWD python scripts/lofo_variants.py --variants log_ratio --splits 4 --param min_data_in_leaf=50
 """
 
@@ -114,6 +124,10 @@ def main() -> None:
                     help="merge families into this many folds (default: leave one family out)")
     ap.add_argument("--param", action="append", default=[], metavar="NAME=VALUE",
                     help="override a FitParams field, e.g. --param min_data_in_leaf=50 (repeatable)")
+    ap.add_argument("--extra", action="append", default=[], metavar="DIR:HW",
+                    help="training-only rows of another hardware profile (repeatable)")
+    ap.add_argument("--test", default="", metavar="DIR:HW",
+                    help="instead of the folds: fit on all of --data, score these rows (another profile's)")
     args = ap.parse_args()
 
     ft, _ = load_features(args.data, args.hardware, progress=False)
@@ -132,14 +146,42 @@ def main() -> None:
     if args.families:
         keep = set(args.families.split(","))
         folds = [f for f in folds if f[0] in keep]
+    train_table = table
+    if args.test:
+        # one fit per variant on every row of --data; scored on the other profile's rows
+        d, _, hw = args.test.rpartition(":")
+        if not d or not hw or args.extra or any(v.startswith("rel_") for v in variants):
+            raise SystemExit(f"--test {args.test!r}: expected DIR:HW, without --extra or rel_ variants")
+        e = load_features(d, hw, progress=False)[0].table
+        e = e.assign(group=hw + ":" + e["group"]).sort_values(["group", "key"], kind="mergesort")
+        print(f"--test {args.test}: {len(e)} rows, {e['group'].nunique()} groups, {e['family'].nunique()} families")
+        train_table = pd.concat([table, e], ignore_index=True)
+        folds = [("test", np.arange(len(table)), np.arange(len(table), len(train_table)))]
+    if args.extra:
+        extra = []
+        for spec in args.extra:
+            d, _, hw = spec.rpartition(":")
+            if not d or not hw:
+                raise SystemExit(f"--extra {spec!r}: expected DIR:HW, e.g. data/h100:h100")
+            if any(v.startswith("rel_") for v in variants):
+                raise SystemExit("--extra does not combine with the rel_ variants")
+            e = load_features(d, hw, progress=False)[0].table
+            extra.append(e.assign(group=hw + ":" + e["group"]))
+            print(f"--extra {spec}: {len(e)} rows, {e['group'].nunique()} groups, {e['family'].nunique()} families")
+        train_table = pd.concat([table] + extra, ignore_index=True)
+        fam = train_table["family"].to_numpy()
+        n_main = len(table)
+        folds = [(name, np.concatenate([tr, n_main + np.flatnonzero(
+                    ~np.isin(fam[n_main:], table["family"].to_numpy()[te]))]), te)
+                 for name, tr, te in folds]
     need = sorted({v for v in variants if v != "blend"} | ({"log_ratio", "lambdarank"} if "blend" in variants else set()))
     tasks = [(v, tr, te) for v in need for _, tr, te in folds]
-    res = run_tasks(table, tasks, params, args.jobs)
+    res = run_tasks(train_table, tasks, params, args.jobs)
     te_all = np.concatenate([te for _, _, te in folds])
-    scores = pd.DataFrame(index=table.index[te_all])
+    scores = pd.DataFrame(index=train_table.index[te_all])
     for (v, _, te), r in zip(tasks, res):
-        scores.loc[table.index[te], v] = r
-    sub = table.loc[scores.index].reset_index(drop=True)
+        scores.loc[train_table.index[te], v] = r
+    sub = train_table.loc[scores.index].reset_index(drop=True)
     scores = scores.reset_index(drop=True)
     if "blend" in variants:
         scores["blend"] = blend_scores(sub, scores["log_ratio"].to_numpy(), scores["lambdarank"].to_numpy())
