@@ -110,6 +110,9 @@ class HardwareProfile:
     # and checked once by ``occupancy_from_dict``); none = one per core
     occupancy: Occupancy = field(default_factory=lambda: Occupancy())
     notes: tuple[str, ...] = ()
+    # another profile whose trained model serves this one while it has none
+    # of its own (see models/select.py); "" = none
+    learned_model_from: str = ""
     path: str = ""
     digest: str = ""
 
@@ -190,6 +193,7 @@ class HardwareProfile:
             "vector_op_cycles": dict(self.vector_op_cycles),
             "launch_overhead_us": self.effective_launch_overhead_us,
             "measured": dict(self.measured),
+            "learned_model_from": self.learned_model_from or None,
             "occupancy": asdict(self.occupancy),
             "aliases": list(self.aliases),
             "sources": [{"title": s.title, "url": s.url, "covers": s.covers} for s in self.sources],

@@ -98,6 +98,11 @@ def profile_from_dict(raw: Any, path: str = "") -> HardwareProfile:
         except re.error as e:
             raise ProfileError(f"hardware profile {where}: arch pattern {p!r} is not a regular expression: {e}") from None
 
+    borrow = raw.get("learned_model_from", "")
+    if not isinstance(borrow, str) or (borrow and not re.fullmatch(r"[a-z0-9_]+", borrow)) or borrow == name:
+        raise ProfileError(f"hardware profile {where}: learned_model_from must name another profile "
+                           f"(lower-case letters, digits, _), got {borrow!r}")
+
     digest = hashlib.sha256(canonical_json(raw, strict=True).encode()).hexdigest()[:32]
     return HardwareProfile(
         name=name,
@@ -131,6 +136,7 @@ def profile_from_dict(raw: Any, path: str = "") -> HardwareProfile:
         measured=dict(measured),
         occupancy=occ,
         notes=tuple(raw.get("notes", [])),
+        learned_model_from=borrow,
         path=path,
         digest=digest,
     )

@@ -13,6 +13,10 @@
   4. ``learned_cost/_models/`` inside an installed package.
 
   It is loaded with ``learned_cost.models.learned.LearnedModel.load(folder)``.
+  A profile with no model of its own whose JSON names ``learned_model_from``
+  (e.g. ``h100``: ``h200``) gets that profile's model from the same folders;
+  its predictions are that model's learned factor times this profile's
+  analytic estimate.
 * No trained model found -> ``AnalyticModel``, silently (that is the normal
   state of a profile nobody has trained for).
 * A trained model found but unusable (import error, bad file, feature schema
@@ -67,9 +71,17 @@ def find_model_folder(profile: HardwareProfile, model_dir: str | os.PathLike | N
         d = Path(model_dir).expanduser()
         if (d / MODEL_FILE).is_file():
             return d
-    for d in model_search_dirs(model_dir):
+    dirs = model_search_dirs(model_dir)
+    for d in dirs:
         if (d / profile.name / MODEL_FILE).is_file():
             return d / profile.name
+    # none of its own: the model of the profile it names as its sibling
+    # (same cores; the learned factor is applied to this profile's analytic
+    # estimate, so its own bandwidth and ceilings still count)
+    if profile.learned_model_from:
+        for d in dirs:
+            if (d / profile.learned_model_from / MODEL_FILE).is_file():
+                return d / profile.learned_model_from
     return None
 
 
