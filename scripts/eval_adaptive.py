@@ -335,6 +335,8 @@ def main(argv=None) -> int:
     ap.add_argument("--predictions", default=str(_ROOT / "reports/h200/predictions.parquet"))
     ap.add_argument("--data", default=str(_ROOT / "data/h200"))
     ap.add_argument("--column", default="lofo_learned", help="prediction column (µs)")
+    ap.add_argument("--label", default="leave-one-family-out",
+                    help="how the predictions were made, for the report's title and plot")
     ap.add_argument("--cases", nargs="*", default=[], help="recorded cases.jsonl files to replay as well")
     ap.add_argument("--worst", type=int, default=0,
                     help="also list the N scored groups where adaptive (defaults) regrets most")
@@ -356,7 +358,7 @@ def main(argv=None) -> int:
     results, band_a = evaluate(problems, a, b)
     reverse, band_b = evaluate(problems, b, a)
     n_b = sum(p.family in b for p in problems)
-    text = [f"# Adaptive vs fixed top-k, offline ({args.column} predictions: leave-one-family-out)", "",
+    text = [f"# Adaptive vs fixed top-k, offline ({args.column} predictions: {args.label})", "",
             f"Half A (calibration): {', '.join(sorted(a))}.",
             f"Half B (scored): {', '.join(sorted(b))}.", "",
             f"Scored: the {n_b} groups of half B. The fallback band is calibrated on half A "
@@ -393,7 +395,7 @@ def main(argv=None) -> int:
         (out / "results.json").write_text(json.dumps({"bands": {k: [v.log_low, v.log_high] for k, v in bands.items()},
                                                       "results": results}, indent=1) + "\n")
         plot([r for r in results if "cases" not in r and "scored" not in r], out / "adaptive_vs_topk.png",
-             f"{n_b} groups of data/h200 (half B of the families), leave-one-family-out predictions; "
+             f"{n_b} groups of {Path(args.data).name} (half B of the families), {args.label} predictions; "
              f"tolerance {DEFAULT_TOLERANCE:.0%}, batch {DEFAULT_BATCH_SIZE}")
     return 0
 
