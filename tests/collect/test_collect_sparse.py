@@ -27,7 +27,7 @@ def _assumed():
 
 
 def test_sparse_module_holds_the_four_families():
-    assert NAMES == ["embedding_bag_sum", "scatter_add_rows", "bsr_matmul", "segment_softmax"]
+    assert NAMES == ["embedding_bag_sum", "gnn_scatter_add", "bsr_matmul", "segment_softmax"]
     for fam in sp.FAMILIES:
         assert len(fam.shapes) >= 5 and fam.tiny is not None and fam.tiny not in fam.shapes, fam.name
 
@@ -99,7 +99,7 @@ def test_embedding_bag_ttir_loops_over_a_loaded_bound_and_gathers(corpus_checks)
     assert v["reduce_ops"] == 1 and v["store_ops"] == 1 and v["store_bytes"] == 64 * 2
 
 
-def test_scatter_add_rows_ttir_adds_atomically_at_loaded_rows(corpus_checks):
+def test_gnn_scatter_add_ttir_adds_atomically_at_loaded_rows(corpus_checks):
     fam, dtype = sp.SCATTER_ADD_ROWS, "bf16"
     shape = {"E": 1_166_243, "N": 169_343, "D": 128, "sorted": 0}
     assert shape in fam.shapes
@@ -167,7 +167,7 @@ def test_sparse_groups_have_a_real_choice_of_launch_options(corpus_checks, name)
     groups = list(corpus_checks.option_groups(fam))
     expected = sum(1 for d in fam.dtypes for s in fam.shapes if not fam.skip(s, d))
     assert len(groups) == expected and expected >= 5
-    tiles = {"embedding_bag_sum": ("BLOCK_L", "BLOCK_D"), "scatter_add_rows": ("BLOCK_E", "BLOCK_D"),
+    tiles = {"embedding_bag_sum": ("BLOCK_L", "BLOCK_D"), "gnn_scatter_add": ("BLOCK_E", "BLOCK_D"),
              "bsr_matmul": ("BLOCK_N", "num_stages"), "segment_softmax": ("BLOCK",)}[name]
     for shape, dtype, cfgs in groups:
         for key in tiles:

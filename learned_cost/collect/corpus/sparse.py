@@ -156,7 +156,7 @@ EMBEDDING_BAG_SUM = Family(
 
 
 @triton.jit
-def scatter_add_rows_kernel(src_ptr, dst_ptr, out_ptr, n_edges, dim, stride_s, stride_o,
+def gnn_scatter_add_kernel(src_ptr, dst_ptr, out_ptr, n_edges, dim, stride_s, stride_o,
                             BLOCK_E: tl.constexpr, BLOCK_D: tl.constexpr):
     re = tl.program_id(0) * BLOCK_E + tl.arange(0, BLOCK_E)
     rd = tl.program_id(1) * BLOCK_D + tl.arange(0, BLOCK_D)
@@ -171,7 +171,7 @@ def scatter_add_rows_kernel(src_ptr, dst_ptr, out_ptr, n_edges, dim, stride_s, s
 
 
 def _scatter_dst(shape) -> torch.Tensor:
-    gen = _generator("scatter_add_rows", shape)
+    gen = _generator("gnn_scatter_add", shape)
     # in-degrees of real graphs are skewed: a few hubs, many leaves
     u = torch.rand(shape["E"], generator=gen, dtype=torch.float64)
     dst = torch.clamp((u ** 3 * shape["N"]).long(), max=shape["N"] - 1)
@@ -213,9 +213,9 @@ def _scatter_configs(shape, dtype):
 
 
 SCATTER_ADD_ROWS = Family(
-    name="scatter_add_rows",
+    name="gnn_scatter_add",
     tiny={"E": 300, "N": 40, "D": 24, "sorted": 0},
-    kernel=scatter_add_rows_kernel,
+    kernel=gnn_scatter_add_kernel,
     dtypes=FLOAT_DTYPES,
     # E edges into N nodes, D features: Cora (first layer, 1433 features),
     # PubMed, ogbn-arxiv, Flickr, a 2M-edge sample of ogbn-products; sorted
