@@ -85,3 +85,22 @@ def test_list_names_the_library_families(tmp_path, corpus_checks):
     log = corpus_checks.python(["-m", "learned_cost.collect", "--out", str(tmp_path / "x"), "--list"], timeout=120)
     for name in NAMES:
         assert any(line.split()[0] == name and "groups=" in line for line in log.splitlines()), name
+
+
+def test_blockptr_matmul_tf32_runs_on_tensor_cores_with_a_k_major_weight(tmp_path, corpus_checks):
+    # the tf32 groups are the corpus's fp32-operand dots whose B tile is
+    # K-major (matmul's and bmm's are N-major): the dot must be tf32, not
+    # IEEE, and the interpreter must accept the group's results
+    from learned_cost.dataset import ProfileStore
+
+    fam = lib.BLOCKPTR_MATMUL
+    assert "tf32" in fam.dtypes
+    texts, _, feats = corpus_checks.ttir_and_features(fam, fam.shapes[0], "tf32")
+    v = feats["optimized"].values
+    assert "inputPrecision = tf32" in texts.optimized
+    assert v["dot_flops_f32"] > 0 and v["dot_flops_f32_ieee"] == 0 and v["dot_operand_bytes"] == 4
+    corpus_checks.python(["-m", "learned_cost.collect", "--device", "interpreter", "--tiny", "--dtypes", "tf32",
+                          "--families", fam.name, "--max-configs", "2", "--no-progress", "--jobs", "1",
+                          "--out", str(tmp_path / "store")])
+    rows = ProfileStore(tmp_path / "store").load_rows()
+    assert len(rows) == 2 and (rows["status"] == "ok").all() and rows["correct"].all()

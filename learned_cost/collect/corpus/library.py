@@ -108,7 +108,10 @@ BLOCKPTR_MATMUL = Family(
     name="blockptr_matmul",
     tiny={"M": 40, "N": 48, "K": 72},
     kernel=blockptr_matmul_kernel,
-    dtypes=HALF_DTYPES,
+    # tf32: fp32 operands on the tensor cores with the weight tile K-major
+    # (the transposed view of w), the layout the warp-group MMA takes for
+    # 32-bit operands; matmul and bmm load their B tiles N-major
+    dtypes=HALF_DTYPES + ("tf32",),
     shapes=LLM_LINEAR_SHAPES,
     configs=_blockptr_configs,
     make_inputs=_linear_inputs,
@@ -118,7 +121,7 @@ BLOCKPTR_MATMUL = Family(
         (cdiv(s["M"], c["BLOCK_M"]) * cdiv(s["N"], c["BLOCK_N"]), 1, 1),
     ),
     reference=_linear_ref,
-    tolerance={"fp16": 5e-3, "bf16": 2e-2},
+    tolerance={"fp16": 5e-3, "bf16": 2e-2, "tf32": 5e-3},
 )
 
 
