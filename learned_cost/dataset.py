@@ -19,7 +19,7 @@ import os
 import uuid
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterable, Mapping
+from typing import Callable, Iterable, Mapping
 
 import pandas as pd
 import pyarrow as pa
@@ -141,8 +141,12 @@ class ProfileStore:
         return final
 
     # ------------------------------------------------------------ reading
+    def _files(self, prefix: str) -> list[Path]:
+        """The store's ``rows-*`` or ``ttir-*`` files, in name order."""
+        return sorted(self.root.glob(f"{prefix}-*.parquet")) if self.root.exists() else []
+
     def _read(self, prefix: str, schema: pa.Schema) -> pd.DataFrame:
-        files = sorted(self.root.glob(f"{prefix}-*.parquet")) if self.root.exists() else []
+        files = self._files(prefix)
         if not files:
             return schema.empty_table().to_pandas()
         return pd.concat([pq.read_table(f).to_pandas() for f in files], ignore_index=True)
@@ -158,10 +162,19 @@ class ProfileStore:
         return dict(zip(df["ttir_digest"], df["ttir"]))
 
     def known_digests(self) -> set[str]:
-        files = sorted(self.root.glob("ttir-*.parquet")) if self.root.exists() else []
         out: set[str] = set()
-        for f in files:
+        for f in self._files("ttir"):
             out.update(pq.read_table(f, columns=["ttir_digest"]).column(0).to_pylist())
+        return out
+
+    def groups_with_error(self, matches: Callable[[str], bool]) -> set[str]:
+        """Groups with a stored row whose ``error`` text ``matches`` (e.g.
+        the collector's test for errors that lose the device context)."""
+        out: set[str] = set()
+        for f in self._files("rows"):
+            t = pq.read_table(f, columns=["group", "error"]).to_pandas()
+            bad = t["error"].fillna("").astype(str).map(matches).astype(bool)
+            out.update(t.loc[bad, "group"].astype(str))
         return out
 
     def done_keys(self, retry_statuses: Iterable[str] = ()) -> set[str]:
@@ -170,7 +183,7 @@ class ProfileStore:
         ``wrong_result`` after a reference's tolerance was corrected) are
         left out, so they are measured again; the new row supersedes the old
         one in ``load_rows`` (last written wins)."""
-        files = sorted(self.root.glob("rows-*.parquet")) if self.root.exists() else []
+        files = self._files("rows")
         retry = set(retry_statuses)
         if not retry:
             out: set[str] = set()

@@ -79,6 +79,19 @@ def _task(task):
     return np.exp(raw + b[ANALYTIC_INPUT].to_numpy()) if base == "log_ratio" else -raw
 
 
+def _other_profile_table(spec: str, flag: str, load_features) -> pd.DataFrame:
+    """Features table of ``DIR:HW`` (features and analytic baseline of
+    profile HW), its groups prefixed with ``HW:`` so that none meets a group
+    of --data, in group order."""
+    d, _, hw = spec.rpartition(":")
+    if not d or not hw:
+        raise SystemExit(f"{flag} {spec!r}: expected DIR:HW, e.g. data/h100:h100")
+    e = load_features(d, hw, progress=False)[0].table
+    e = e.assign(group=hw + ":" + e["group"]).sort_values(["group", "key"], kind="mergesort")
+    print(f"{flag} {spec}: {len(e)} rows, {e['group'].nunique()} groups, {e['family'].nunique()} families")
+    return e
+
+
 def run_tasks(table, tasks, params, jobs):
     import multiprocessing as mp
     from concurrent.futures import ProcessPoolExecutor
@@ -147,27 +160,17 @@ def main() -> None:
         keep = set(args.families.split(","))
         folds = [f for f in folds if f[0] in keep]
     train_table = table
+    if (args.test or args.extra) and any(v.startswith("rel_") for v in variants):
+        raise SystemExit("--test and --extra do not combine with the rel_ variants")
+    if args.test and args.extra:
+        raise SystemExit("--test and --extra exclude each other")
     if args.test:
         # one fit per variant on every row of --data; scored on the other profile's rows
-        d, _, hw = args.test.rpartition(":")
-        if not d or not hw or args.extra or any(v.startswith("rel_") for v in variants):
-            raise SystemExit(f"--test {args.test!r}: expected DIR:HW, without --extra or rel_ variants")
-        e = load_features(d, hw, progress=False)[0].table
-        e = e.assign(group=hw + ":" + e["group"]).sort_values(["group", "key"], kind="mergesort")
-        print(f"--test {args.test}: {len(e)} rows, {e['group'].nunique()} groups, {e['family'].nunique()} families")
+        e = _other_profile_table(args.test, "--test", load_features)
         train_table = pd.concat([table, e], ignore_index=True)
         folds = [("test", np.arange(len(table)), np.arange(len(table), len(train_table)))]
     if args.extra:
-        extra = []
-        for spec in args.extra:
-            d, _, hw = spec.rpartition(":")
-            if not d or not hw:
-                raise SystemExit(f"--extra {spec!r}: expected DIR:HW, e.g. data/h100:h100")
-            if any(v.startswith("rel_") for v in variants):
-                raise SystemExit("--extra does not combine with the rel_ variants")
-            e = load_features(d, hw, progress=False)[0].table
-            extra.append(e.assign(group=hw + ":" + e["group"]))
-            print(f"--extra {spec}: {len(e)} rows, {e['group'].nunique()} groups, {e['family'].nunique()} families")
+        extra = [_other_profile_table(spec, "--extra", load_features) for spec in args.extra]
         train_table = pd.concat([table] + extra, ignore_index=True)
         fam = train_table["family"].to_numpy()
         n_main = len(table)

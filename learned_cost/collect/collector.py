@@ -36,28 +36,15 @@ from .plan import GroupPlan, WorkItem, make_plan
 # CUDA errors after which the context is unusable: stop the run.
 _FATAL_MARKERS = ("illegal memory access", "unspecified launch failure", "device-side assert", "misaligned address")
 
+
 def is_fatal_error(msg: str) -> bool:
-    """True for an error message that leaves the CUDA context unusable."""
+    """True for an error message that leaves the CUDA context unusable. A
+    rerun skips the rest of a group with such a row (``_load_done``): its
+    other configs launch the same kernel on the same tensors and most likely
+    end the run again (a misaligned address is the tensors', not the
+    config's)."""
     low = msg.lower()
     return any(m in low for m in _FATAL_MARKERS)
-
-
-def fatal_groups(root: Path) -> set[str]:
-    """Groups of the rows files under ``root`` with a row whose error lost
-    the device context. A rerun skips the rest of such a group: its other
-    configs launch the same kernel on the same tensors and most likely end
-    the run again (a misaligned address is the tensors', not the config's)."""
-    import pyarrow.parquet as pq
-
-    out: set[str] = set()
-    for f in sorted(Path(root).glob("rows-*.parquet")) if Path(root).exists() else ():
-        names = set(pq.read_schema(f).names)
-        if not {"group", "error"} <= names:
-            continue
-        t = pq.read_table(f, columns=["group", "error"]).to_pandas()
-        bad = t["error"].fillna("").astype(str).map(is_fatal_error)
-        out.update(t.loc[bad, "group"].astype(str))
-    return out
 
 
 #: Exit status of a run whose launch never returned (a kernel that spins
@@ -330,7 +317,7 @@ class StoreWriter:
         self.rows: list[dict] = []
         self.ttir_pending: dict[str, tuple[str, str]] = {}
         self.ttir_known: set[str] = set()
-        self.fatal_groups: set[str] = set()  # groups whose launch lost the device context (see fatal_groups)
+        self.fatal_groups: set[str] = set()  # groups whose launch lost the device context (is_fatal_error)
         self.summary = Summary()
         self.last_flush = self.last_export = time.monotonic()
         self.raw_kept: set[str] = set()  # groups whose raw TTIR is stored
@@ -467,12 +454,12 @@ class StoreWriter:
         retry = tuple(self.opts.retry_statuses)
         done = self.store.done_keys(retry)
         self.ttir_known = self.store.known_digests()
-        self.fatal_groups = fatal_groups(self.store.root)
+        self.fatal_groups = self.store.groups_with_error(is_fatal_error)
         for p in self.opts.skip_from:
             other = ProfileStore(Path(p))
             done |= other.done_keys(retry)
             self.ttir_known |= other.known_digests()
-            self.fatal_groups |= fatal_groups(other.root)
+            self.fatal_groups |= other.groups_with_error(is_fatal_error)
         if self.fatal_groups:
             print(f"[collect] skipping {len(self.fatal_groups)} group(s) whose launch lost the device context "
                   f"before: {sorted(self.fatal_groups)[:3]}", file=sys.stderr, flush=True)

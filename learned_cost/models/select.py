@@ -71,17 +71,14 @@ def find_model_folder(profile: HardwareProfile, model_dir: str | os.PathLike | N
         d = Path(model_dir).expanduser()
         if (d / MODEL_FILE).is_file():
             return d
-    dirs = model_search_dirs(model_dir)
-    for d in dirs:
-        if (d / profile.name / MODEL_FILE).is_file():
-            return d / profile.name
-    # none of its own: the model of the profile it names as its sibling
+    # its own model first, else that of the profile it names as its sibling
     # (same cores; the learned factor is applied to this profile's analytic
     # estimate, so its own bandwidth and ceilings still count)
-    if profile.learned_model_from:
+    dirs = model_search_dirs(model_dir)
+    for name in filter(None, (profile.name, profile.learned_model_from)):
         for d in dirs:
-            if (d / profile.learned_model_from / MODEL_FILE).is_file():
-                return d / profile.learned_model_from
+            if (d / name / MODEL_FILE).is_file():
+                return d / name
     return None
 
 

@@ -235,10 +235,10 @@ def test_a_group_that_lost_the_device_context_is_skipped_on_rerun(small_store, t
              "latency_p80_us": None, "error": "AcceleratorError: CUDA error: misaligned address"}
     prior = tmp_path / "prior"
     ProfileStore(prior).append_rows([fatal])
-    from learned_cost.collect.collector import fatal_groups
+    from learned_cost.collect.collector import is_fatal_error
 
-    assert fatal_groups(prior) == {add["group"]}
-    assert fatal_groups(small_store[0]) == set()
+    assert ProfileStore(prior).groups_with_error(is_fatal_error) == {add["group"]}
+    assert ProfileStore(small_store[0]).groups_with_error(is_fatal_error) == set()
     out = tmp_path / "store"
     log = _run(["--out", str(out), "--families", "add,softmax", "--max-configs", "2", "--skip-from", str(prior)])
     assert "measured=2" in log and "skipped=2" in log, log
