@@ -8,12 +8,12 @@ from __future__ import annotations
 
 from ..family import Family
 from . import (attention_bwd, backward, conv, dropout, elementwise, fused, grouped, inference, library, matmul, memory,
-               patterns, quant, rowwise, sparse, statistics, styles, varlen, windows)
+               patterns, quant, recurrent, rowwise, sparse, statistics, styles, varlen, windows)
 
 FAMILIES: dict[str, Family] = {
     f.name: f
     for mod in (elementwise, rowwise, matmul, memory, fused, patterns, library, inference, backward, styles, varlen, quant,
-                grouped, conv, attention_bwd, dropout, windows, statistics, sparse)
+                grouped, conv, attention_bwd, dropout, windows, statistics, sparse, recurrent)
     for f in mod.FAMILIES
 }
 
