@@ -282,6 +282,43 @@ def descriptor_kernel(x_ptr, out_ptr, M, N, BM: tl.constexpr, BN: tl.constexpr):
     o_desc.store([pid_m * BM, pid_n * BN], x * 2.0)
 
 
+@triton.jit
+def grouped_matmul_kernel(a_ptr, b_ptr, c_ptr, M, N, K, stride_am, stride_bk, stride_cm,
+                          BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr, GROUP_M: tl.constexpr):
+    # grouped tile order (GROUP_M row blocks share their B column blocks in
+    # L2): the program id reaches the masks only through // and %
+    pid = tl.program_id(0)
+    num_pid_m = tl.cdiv(M, BM)
+    num_pid_n = tl.cdiv(N, BN)
+    in_group = GROUP_M * num_pid_n
+    first_m = (pid // in_group) * GROUP_M
+    size_m = tl.minimum(num_pid_m - first_m, GROUP_M)
+    pid_m = first_m + (pid % in_group) % size_m
+    pid_n = (pid % in_group) // size_m
+    offs_m = pid_m * BM + tl.arange(0, BM)
+    offs_n = pid_n * BN + tl.arange(0, BN)
+    offs_k = tl.arange(0, BK)
+    acc = tl.zeros((BM, BN), dtype=tl.float32)
+    for k in range(0, tl.cdiv(K, BK)):
+        a = tl.load(a_ptr + offs_m[:, None] * stride_am + (k * BK + offs_k)[None, :],
+                    mask=(offs_m[:, None] < M) & ((k * BK + offs_k)[None, :] < K), other=0.0)
+        b = tl.load(b_ptr + (k * BK + offs_k)[:, None] * stride_bk + offs_n[None, :],
+                    mask=((k * BK + offs_k)[:, None] < K) & (offs_n[None, :] < N), other=0.0)
+        acc += tl.dot(a, b)
+    c_mask = (offs_m[:, None] < M) & (offs_n[None, :] < N)
+    tl.store(c_ptr + offs_m[:, None] * stride_cm + offs_n[None, :], acc.to(tl.float16), mask=c_mask)
+
+
+@triton.jit
+def numel_kernel(in_ptr0, out_ptr0, xnumel, XBLOCK: tl.constexpr):
+    # the shape of torch.compile's pointwise kernels when xnumel is a
+    # multiple of XBLOCK: no mask, the grid is cdiv(xnumel, XBLOCK)
+    xoffset = tl.program_id(0) * XBLOCK
+    xindex = xoffset + tl.arange(0, XBLOCK)
+    x = tl.load(in_ptr0 + xindex)
+    tl.store(out_ptr0 + xindex, x * 2.0)
+
+
 def _cdiv(a: int, b: int) -> int:
     return -(-a // b)
 
@@ -369,6 +406,16 @@ SPECS: list[dict] = [
      "signature": {"x_ptr": "*fp16", "out_ptr": "*fp16", "M": "i32", "N": "i32"},
      "constexprs": {"BM": 64, "BN": 128},
      "bindings": {"M": 4096, "N": 1024}, "grid": [64, 8]},
+    {"name": "grouped_matmul", "kernel": grouped_matmul_kernel,
+     "signature": {**_ptrs(["a_ptr", "b_ptr", "c_ptr"], "*fp16"), "M": "i32", "N": "i32", "K": "i32",
+                   "stride_am": "i32", "stride_bk": "i32", "stride_cm": "i32"},
+     "constexprs": {"BM": 64, "BN": 32, "BK": 32, "GROUP_M": 8},
+     "bindings": {"M": 1000, "N": 520, "K": 256, "stride_am": 256, "stride_bk": 520, "stride_cm": 520},
+     "grid": [_cdiv(1000, 64) * _cdiv(520, 32)]},
+    {"name": "numel", "kernel": numel_kernel,
+     "signature": {**_ptrs(["in_ptr0", "out_ptr0"]), "xnumel": "i32"},
+     "constexprs": {"XBLOCK": 512},
+     "bindings": {"xnumel": 1048576}, "grid": [2048]},
     {"name": "misc", "kernel": misc_kernel,
      "signature": {"x_ptr": "*fp32", "out_ptr": "*fp32", "hist_ptr": "*i32", "n": "i32"},
      "constexprs": {"BLOCK": 256},

@@ -212,7 +212,7 @@ def combos_tuples(syms: list[str], domains: Domains) -> Iterable[tuple[int, ...]
     total = 1
     for n in sizes:
         total *= n
-    limit = max(sizes) if total <= MAX_COMBOS else SAMPLES_PER_SYMBOL
+    limit = max(sizes, default=1) if total <= MAX_COMBOS else SAMPLES_PER_SYMBOL
     return itertools.product(*[_samples(n, limit) for n in sizes])
 
 
@@ -223,7 +223,7 @@ def combo_columns(syms: list[str], domains: Domains) -> list[np.ndarray]:
     total = 1
     for n in sizes:
         total *= n
-    limit = max(sizes) if total <= MAX_COMBOS else SAMPLES_PER_SYMBOL
+    limit = max(sizes, default=1) if total <= MAX_COMBOS else SAMPLES_PER_SYMBOL
     axes = [np.asarray(_samples(n, limit), dtype=np.int64) for n in sizes]
     if len(axes) == 1:
         return axes

@@ -17,6 +17,7 @@ from learned_cost.features import (
     feature_names,
 )
 from learned_cost.features.evaluate import UNRESOLVED_LOOP_TRIPS
+from learned_cost.features.extract import OPEN_AXIS_WAVES
 from learned_cost.ttir import TTIRParseError, parse_ttir
 
 # Features that raw front-end TTIR and optimized TTIR must agree on: all
@@ -166,11 +167,13 @@ def test_grid_sources(ttir_text):
     assert bound.grid == (5, 1, 1) and bound.grid_source == "bindings" and bound["grid_source"] == 1
     inferred = extract_features(text, "arg3=98432,pid_x=0")
     assert inferred.grid == (97, 1, 1) and inferred["grid_source"] == 2
-    default = extract_features(text, None)  # n_elements unknown: nothing to infer from
-    assert default.grid == (1, 1, 1) and default.grid_source == "default" and default["grid_source"] == 3
-    assert any("grid" in w for w in default.warnings)
+    # n_elements unknown: nothing bounds the program ids, a few full waves are assumed
+    default = extract_features(text, None, cores=10)
+    assert default.grid == (OPEN_AXIS_WAVES * 10, 1, 1) and default.grid_source == "default"
+    assert default["grid_source"] == 3 and default["programs"] == OPEN_AXIS_WAVES * 10
+    assert any("not inferable" in w and "assumed" in w for w in default.warnings)
     row = extract_features(ttir_text("row_sum"), "arg2=1000,arg3=1000")  # one row per program: no mask on pid
-    assert row.grid_source == "default"
+    assert row.grid_source == "default" and row.grid == (OPEN_AXIS_WAVES, 1, 1)
 
 
 def test_pid_binding_does_not_narrow_the_mask_average(ttir_text):
