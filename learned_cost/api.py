@@ -506,6 +506,8 @@ class Predictor:
 
         try:
             module = self._parsed_module(digest, ttir)
+            if profile.vendor == "nvidia":
+                module = self._after_ttir_stage(digest, module, ttir)
             if not module.functions:
                 # a comment, an empty module or a cut-off text: nothing to launch,
                 # and a finite answer would rank it ahead of every real config
@@ -544,6 +546,28 @@ class Predictor:
             else:
                 self._seen.put(digest, True, 100)
         return module
+
+    def _after_ttir_stage(self, digest: str, module: Any, ttir: str) -> Any:
+        """Front-end TTIR as the compiler's ttir stage leaves it, the form the
+        learned model was trained on (``learned_cost.ttir.passes``); the
+        module as given when it is optimized already or the stage is not
+        available. One run per distinct text."""
+        from .ttir import passes
+
+        if not passes.looks_unoptimized(module) or not passes.enabled():
+            return module
+        key = "stage:" + digest
+        staged = self._modules.get(key)
+        if staged is None:
+            text = passes.run_ttir_stage(ttir)
+            if text is None:
+                staged = module
+            else:
+                from .ttir.parser import parse_ttir
+
+                staged = parse_ttir(text)
+            self._modules.put(key, staged, len(ttir) * MODULE_BYTES_PER_CHAR)
+        return staged
 
     def _finish_safe(self, prepared: Sequence[Prediction | _Pending]) -> list[Prediction]:
         """``_finish``, item by item if the batch fails: never raises."""
