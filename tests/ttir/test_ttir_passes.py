@@ -58,3 +58,27 @@ def test_prediction_from_raw_text_equals_the_optimized_ones(monkeypatch):
     assert not passes.enabled()
     as_given = Predictor().predict_item(dict(item, ttir=_text("grouped_matmul", "raw")))
     assert as_given.ok and as_given.latency_us != pytest.approx(opt.latency_us, rel=1e-6)
+
+
+@needs_stage
+def test_a_worker_that_dies_or_hangs_costs_the_text_not_the_process(monkeypatch):
+    # MLIR aborted the process on a fuzzed text once; the stage runs in a
+    # worker process so that such a text only loses its stage
+    source = passes._WORKER_SOURCE.replace(
+        'text = read(struct.unpack(">I", read(4))[0]).decode("utf-8", "replace")',
+        'text = read(struct.unpack(">I", read(4))[0]).decode("utf-8", "replace")\n'
+        '    if "ABORT_NOW" in text: os.abort()\n'
+        '    if "HANG_NOW" in text: import time; time.sleep(30)')
+    assert source != passes._WORKER_SOURCE
+    monkeypatch.setattr(passes, "_WORKER_SOURCE", source)
+    monkeypatch.setattr(passes, "STAGE_TIMEOUT_S", 2.0)
+    worker = passes._Worker()
+    monkeypatch.setattr(passes, "_WORKER", worker)
+    raw = _text("matmul", "raw")
+    assert passes.run_ttir_stage(raw) is not None
+    assert passes.run_ttir_stage(raw + "\n// ABORT_NOW") is None and worker.failures == 1
+    assert passes.run_ttir_stage(raw) is not None  # a new worker
+    assert passes.run_ttir_stage(raw + "\n// HANG_NOW") is None and worker.failures == 2
+    assert passes.run_ttir_stage(raw + "\n// ABORT_NOW") is None and worker.failures == 3
+    assert not passes.enabled() and passes.run_ttir_stage(raw) is None  # given up on
+    worker.stop()
