@@ -63,6 +63,31 @@ def divisibility(attrs: Mapping[str, str]) -> int:
     return int(m.group(1)) if m and int(m.group(1)) > 0 else 1
 
 
+def argument_divisibility(fn: Function, args: Mapping[int, int]) -> list[int]:
+    """Per argument of ``fn``, the divisibility Triton's launch specialization
+    gives it: its ``tt.divisibility`` when the text carries any. A signature
+    with none at all was made without the launch's attributes (the seed's
+    ``ASTSource(..., attrs=None)``), while every launch specializes: torch's
+    allocations are aligned, so pointers count as divisible by 16, and a bound
+    integer as 16 when its value is a multiple of 16 (what the launch would
+    mark), else 1. Without this, such a text reads as unaligned everywhere:
+    on 300 groups of data/h200 stripping the attributes from the optimized
+    text moved the shipped model's MAPE from 14.4 to 46.9 % and the project
+    kernels' 2%-hit@25% from 1.000 to 0.957."""
+    attrs = list(fn.argument_attributes) + [{}] * (len(fn.arguments) - len(fn.argument_attributes))
+    if any("tt.divisibility" in a for a in attrs):
+        return [divisibility(a) for a in attrs]
+    out = []
+    for i, (_, t) in enumerate(fn.arguments):
+        if isinstance(t, PointerType):
+            out.append(ALIGNMENT)
+        elif _is_integer(t) and i in args:
+            out.append(ALIGNMENT if args[i] % ALIGNMENT == 0 else 1)
+        else:
+            out.append(1)
+    return out
+
+
 def power_of_two_alignment(value: int, cap: int = ALIGNMENT) -> int:
     """The largest power of two, at most ``cap``, that divides ``value``
     (``cap`` for 0: zero is aligned to anything)."""
@@ -161,8 +186,7 @@ def alignment_features(module: Module, args: Mapping[int, int]) -> dict[str, flo
     }
     if fn is None:
         return out
-    attrs = list(fn.argument_attributes) + [{}] * (len(fn.arguments) - len(fn.argument_attributes))
-    div = [divisibility(a) for a in attrs]
+    div = argument_divisibility(fn, args)
     pointers = [i for i, (_, t) in enumerate(fn.arguments) if isinstance(t, PointerType)]
     integers = [i for i, (_, t) in enumerate(fn.arguments) if _is_integer(t)]
     if pointers:

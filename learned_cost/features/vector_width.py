@@ -30,7 +30,7 @@ from collections.abc import Mapping
 
 from ..ttir.ir import Function, Module, PointerType, ScalarType, TensorType
 from ..ttir.walk import iter_ops
-from .alignment import divisibility
+from .alignment import argument_divisibility
 
 #: Widest global access of one thread, bytes (128-bit loads and stores).
 VECTOR_BYTES = 16
@@ -149,12 +149,12 @@ def _gcd_tuple(a: tuple, b: tuple) -> tuple:
 class _Walk:
     def __init__(self, fn: Function, args: Mapping[int, int]):
         self.info: dict[str, _Info] = {}
-        attrs = fn.argument_attributes
+        div = argument_divisibility(fn, args)
         for i, (name, t) in enumerate(fn.arguments):
             if isinstance(t, ScalarType) and not t.is_float and i in args:
                 self.info[name] = _scalar(_pow2(args[i]), args[i])
             else:  # pointers in bytes, unbound integers: as Triton specialized them
-                self.info[name] = _scalar(min(MAX_DIV, divisibility(attrs[i]) if i < len(attrs) else 1))
+                self.info[name] = _scalar(min(MAX_DIV, div[i]))
         self.accesses: list[tuple[str, int, float]] = []  # (kind, tile elements, vector bytes)
 
     def get(self, name: str, t) -> _Info:

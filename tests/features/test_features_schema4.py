@@ -242,3 +242,42 @@ def test_vector_width_follows_the_mask_bound():
     # n = 129 can switch off any single lane: one i32 per access
     assert extract_features(MASK_ATOMIC_KERNEL, "arg2=128", grid=1)["load_vec_bytes"] == 16.0
     assert extract_features(MASK_ATOMIC_KERNEL, "arg2=129", grid=1)["load_vec_bytes"] == 4.0
+
+
+@pytest.mark.parametrize("name", ["add", "matmul", "softmax", "grouped_matmul", "layernorm"])
+def test_a_signature_without_divisibility_reads_as_the_launch_specializes(name):
+    # the fixtures, like the seed's front-end call, were made without the
+    # launch's attributes: no tt.divisibility at all. The launch would mark
+    # every pointer and every integer whose value is a multiple of 16; the
+    # same text with those marks must read the same
+    import json
+    import re
+    from pathlib import Path
+
+    from learned_cost.features.alignment import argument_divisibility
+    from learned_cost.features.bindings import parse_bindings
+    from learned_cost.ttir.ir import PointerType
+
+    root = Path(__file__).resolve().parents[1] / "fixtures" / "ttir"
+    spec = json.loads((root / "fixtures.json").read_text())[name]
+    plain = (root / f"{name}.opt.ttir").read_text()
+    assert "tt.divisibility" not in plain
+    args = parse_bindings(spec["arg_bindings"]).args
+    fn = parse_ttir(plain).entry
+
+    def mark(m):
+        i = int(m.group(1))
+        t = fn.arguments[i][1]
+        aligned = isinstance(t, PointerType) or (i in args and args[i] % 16 == 0)
+        return m.group(0) + (" {tt.divisibility = 16 : i32}" if aligned else "")
+
+    head, rest = plain.split(") attributes", 1)
+    marked = re.sub(r"%arg(\d+): [^,]+?(?=,|$)", mark, head) + ") attributes" + rest
+    assert marked.count("tt.divisibility") >= sum(isinstance(t, PointerType) for _, t in fn.arguments)
+    kw = dict(bindings=spec["arg_bindings"], grid=spec["grid"], cores=132)
+    assert extract_features(plain, **kw).values == extract_features(marked, **kw).values
+    div = argument_divisibility(fn, {})
+    assert all(d == (16 if isinstance(t, PointerType) else 1) for d, (_, t) in zip(div, fn.arguments))
+    # a text that carries marks keeps them: an unmarked pointer there is unaligned
+    one = re.sub(r"(%arg0: !tt.ptr<\w+>) \{tt.divisibility = 16 : i32\}", r"\1", marked, count=1)
+    assert argument_divisibility(parse_ttir(one).entry, {})[0] == 1
