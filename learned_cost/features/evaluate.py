@@ -64,6 +64,7 @@ from ..ttir.ir import (
     TensorType,
 )
 from . import symbolic as S
+from .alignment import specialized
 from .optable import EW_CLASSES
 from .prepare import _TYPE_INFO, FuncInfo, ResultDef, blocks_to_walk, prepared, tinfo
 from .values import (
@@ -235,12 +236,22 @@ _COUNT_KEYS = (
 )
 
 
+def _is_one(v) -> bool:
+    """The abstract value is the integer 1 (a scalar or a splat)."""
+    if type(v) is int:
+        return v == 1
+    return type(v) is S.TAff and type(v.c) is int and v.c == 1 and not any(v.strides)
+
+
 class Evaluator:
     """Interprets one module; ``run()`` returns an :class:`Evaluation`."""
 
     def __init__(self, module: Module, args: dict[int, int], pid: tuple, grid_known: tuple):
         self.module = module
         self.args = args
+        # signature without the launch's specialization (no tt.divisibility
+        # anywhere): integer arguments equal to 1 are still arguments
+        self.unspecialized = module.entry is not None and not specialized(module.entry)
         self.pid = pid
         self.grid_known = grid_known  # per axis: programs if known before evaluation
         self.out = Evaluation()
@@ -407,6 +418,13 @@ class Evaluator:
                     continue  # a cast to its own type is folded away
                 if name == "arith.addf" and (ops[0] in fr.dotz or ops[-1] in fr.dotz):
                     continue  # the combine pass folds acc + dot(a, b, 0) into dot(a, b, acc)
+                if (name == "arith.muli" and self.unspecialized and len(ops) == 2
+                        and (_is_one(env.get(ops[0])) or _is_one(env.get(ops[1])))):
+                    # x * 1 in a text made without the launch's specialization:
+                    # the launch turns an integer argument equal to 1 (a unit
+                    # stride) into a constant and the canonicalizer drops the
+                    # product (a specialized text has none left to count)
+                    continue
                 w = mults[level]
                 c["ops_total"] += w
                 # tinfo(rtype), inlined: this runs for every costed pure op
