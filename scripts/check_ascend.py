@@ -42,7 +42,11 @@ from pathlib import Path
 # Families triton-ascend 3.2.0's front end (TTIR only) cannot build, with the
 # reason seen here. Kept exact: a family that starts building fails the check
 # until it is removed from this list.
-KNOWN_UNBUILDABLE: dict[str, str] = {}
+KNOWN_UNBUILDABLE: dict[str, str] = {
+    # CompilationError at the signature: ValueError('unexpected type fp8.')
+    # (its front end has no float8_e4m3fn argument type)
+    "fp8_rowwise_matmul": "no fp8 e4m3 argument type in triton-ascend 3.2.0's front end",
+}
 
 NPU_TARGET = ("npu", "", 32)
 
