@@ -141,6 +141,10 @@ def main() -> None:
                     help="training-only rows of another hardware profile (repeatable)")
     ap.add_argument("--test", default="", metavar="DIR:HW",
                     help="instead of the folds: fit on all of --data, score these rows (another profile's)")
+    ap.add_argument("--cv-extra", default="", metavar="DIR:HW",
+                    help="instead of the folds: leave one project family of DIR out at a time; fit on all of "
+                         "--data plus DIR's other project families, score the held-out one (with --families: "
+                         "only those held out)")
     args = ap.parse_args()
 
     ft, _ = load_features(args.data, args.hardware, progress=False)
@@ -162,8 +166,23 @@ def main() -> None:
     train_table = table
     if (args.test or args.extra) and any(v.startswith("rel_") for v in variants):
         raise SystemExit("--test and --extra do not combine with the rel_ variants")
-    if args.test and args.extra:
-        raise SystemExit("--test and --extra exclude each other")
+    if sum(bool(x) for x in (args.test, args.extra, args.cv_extra)) > 1:
+        raise SystemExit("--test, --extra and --cv-extra exclude each other")
+    if args.cv_extra:
+        # do rows of new kernel kinds measured on another card teach the model
+        # the kinds it has not seen? Each project family of DIR held out in turn
+        e = _other_profile_table(args.cv_extra, "--cv-extra", load_features)
+        e = e[e["source"] != "inductor"] if "source" in e else e[~e["group"].str.contains("inductor/")]
+        e = e.reset_index(drop=True)
+        train_table = pd.concat([table, e], ignore_index=True)
+        n_main = len(table)
+        fam = e["family"].to_numpy()
+        names = sorted(set(fam) - set(table["family"]))
+        if args.families:
+            names = [n for n in names if n in set(args.families.split(","))]
+        folds = [(n, np.concatenate([np.arange(n_main), n_main + np.flatnonzero(fam != n)]),
+                  n_main + np.flatnonzero(fam == n)) for n in names]
+        print(f"--cv-extra: {len(folds)} held-out families of {args.cv_extra} (not in --data)")
     if args.test:
         # one fit per variant on every row of --data; scored on the other profile's rows
         e = _other_profile_table(args.test, "--test", load_features)
