@@ -158,14 +158,14 @@ def _resolve_grid(
         return item_grid, "item"
     hints = _infer_grid(ev)
     # Axes the symbolic rule left open: run the mask arithmetic concretely
-    # (grouped tile orders, cdiv helpers, selects; learned_cost.features.grid_probe).
+    # (grouped tile orders, cdiv helpers, selects), then read torch.compile's
+    # xnumel / ynumel (learned_cost.features.grid_probe).
     open_axes = {a for a in ev.pid_axes if a not in hints and b.num_programs[a] is None}
-    if open_axes:
-        hints.update(probe_grid(module, b.args, open_axes))
-        open_axes -= set(hints)
-    if open_axes:
-        hints.update(numel_grid(module, b.args, open_axes))
-    missing = [a for a in sorted(ev.pid_axes) if a not in hints and b.num_programs[a] is None]
+    for rule in (probe_grid, numel_grid):
+        if open_axes:
+            hints.update(rule(module, b.args, open_axes))
+            open_axes -= set(hints)
+    missing = sorted(open_axes)
     if missing:
         # An axis no rule bounds (a row-wise kernel's row, attention's batch x
         # heads): its programs are nowhere in the code. One program would make
@@ -181,14 +181,10 @@ def _resolve_grid(
     if any(n is not None for n in b.num_programs):
         g = tuple(b.num_programs[a] if b.num_programs[a] is not None else hints.get(a, 1) for a in range(3))
         return (g[0], g[1], g[2]), "bindings"
-    if hints and len(missing) < len(hints):
-        g = tuple(hints.get(a, 1) for a in range(3))
-        return (g[0], g[1], g[2]), "inferred"
     if not hints:
         warnings.append("no grid given, no num_programs bindings and no program id; 1 program")
-        return (1, 1, 1), "default"
     g = tuple(hints.get(a, 1) for a in range(3))
-    return (g[0], g[1], g[2]), "default"
+    return (g[0], g[1], g[2]), "inferred" if len(hints) > len(missing) else "default"
 
 
 def _evaluate(module: Module, b: Bindings, grid_known: tuple) -> Evaluation:

@@ -35,7 +35,7 @@ from collections.abc import Mapping
 import numpy as np
 
 from ..ttir.ir import Function, Module, Operation, ScalarType, TensorType
-from .values import attr, callee_name, cmp_predicate, int_attr
+from .values import attr, callee_name, cmp_predicate, int_attr, pid_axis
 
 #: Largest program count searched per axis (CUDA's grid limit on x is
 #: 2^31 - 1; beyond this the answer is "no answer").
@@ -129,12 +129,20 @@ def _div(a, b, trunc: bool):
     return q
 
 
-class _Run:
-    """One concrete run of a function's top-level integer arithmetic."""
+def _result_index(ops: list[Operation]) -> dict[str, Operation]:
+    """Top-level value name -> the op defining it."""
+    return {r: op for op in ops for r in op.results}
 
-    def __init__(self, module: Module, pid: tuple[int, int, int]):
+
+class _Run:
+    """One concrete run of a function's top-level integer arithmetic.
+    ``index``: per function name, its :func:`_result_index`, shared by the
+    runs of one probe (filled on first use)."""
+
+    def __init__(self, module: Module, pid: tuple[int, int, int], index: dict[str, dict[str, Operation]]):
         self.module = module
         self.pid = pid
+        self.index = index
 
     def call(self, fn: Function, args: list, depth: int, want: set[str] | None):
         """Values of ``fn``'s top-level ops (only those in ``want`` and what
@@ -147,7 +155,9 @@ class _Run:
         stores: list = []
         returned = None
         ops = fn.body.blocks[0].operations
-        by_result = {r: op for op in ops for r in op.results}
+        by_result = self.index.get(fn.name)
+        if by_result is None:
+            by_result = self.index[fn.name] = _result_index(ops)
         for op in ops:
             name = op.name
             if name in _STORE_OPS or name in _DESC_STORES:
@@ -191,7 +201,7 @@ class _Run:
         if name == "arith.constant":
             return [_constant(op)]
         if name == "tt.get_program_id":
-            return [np.int64(self.pid[_pid_axis(op)])]
+            return [np.int64(self.pid[pid_axis(op)])]
         if name == "tt.call":
             fn = self.module.function(callee_name(op) or "")
             if fn is None:
@@ -249,14 +259,6 @@ class _Run:
         raise _Unknown
 
 
-def _pid_axis(op: Operation) -> int:
-    v = (attr(op, "axis") or "").strip()
-    if v[:1] in ("x", "y", "z"):
-        return "xyz".index(v[0])
-    n = int_attr(op, "axis")
-    return min(2, max(0, n)) if n is not None else 0
-
-
 def _store_deps(op: Operation, by_result: dict) -> list[str] | None:
     """The values deciding which lanes a store writes: ``[mask]``, ``[]``
     for an unmasked store, ``offsets + shape`` for a descriptor store whose
@@ -282,7 +284,7 @@ def _mask_slice(fn: Function) -> tuple[set[str], set[int]]:
     every store's mask depends on: an axis some store ignores (or a store
     without a mask) never runs out of work to store, so it has no boundary."""
     ops = fn.body.blocks[0].operations if fn.body.blocks else []
-    by_result = {r: op for op in ops for r in op.results}
+    by_result = _result_index(ops)
     want: set[str] = set()
     common: set[int] | None = None
     for op in ops:
@@ -303,7 +305,7 @@ def _mask_slice(fn: Function) -> tuple[set[str], set[int]]:
             if d is None:
                 continue
             if d.name == "tt.get_program_id":
-                axes.add(_pid_axis(d))
+                axes.add(pid_axis(d))
             todo.extend(d.operands)
         want |= seen
         common = axes if common is None else common & axes
@@ -333,19 +335,23 @@ def probe_grid(module: Module, args: Mapping[int, int], axes: set[int] | None = 
     if not mask_axes:
         return {}
     argv = _entry_args(fn, args)
+    index: dict[str, dict[str, Operation]] = {}
     out: dict[int, int] = {}
     for axis in sorted(mask_axes):
-        p = _boundary(module, fn, argv, want, axis)
+        p = _boundary(lambda q, axis=axis: _stores_something(module, fn, argv, want, index, axis, q))
         if p is not None:
             out[axis] = p
     return out
 
 
-def _stores_something(module: Module, fn: Function, argv: list, want: set[str], axis: int, p: int) -> bool | None:
+def _stores_something(module: Module, fn: Function, argv: list, want: set[str],
+                      index: dict[str, dict[str, Operation]], axis: int, p: int) -> bool | None:
+    """Whether program ``p`` of ``axis`` (the others at 0) stores a lane;
+    None when the probe cannot tell."""
     pid = [0, 0, 0]
     pid[axis] = p
     try:
-        _, stores, _ = _Run(module, (pid[0], pid[1], pid[2])).call(fn, argv, 0, want)
+        _, stores, _ = _Run(module, (pid[0], pid[1], pid[2]), index).call(fn, argv, 0, want)
     except _Unknown:
         return None
     except _DivByZero:
@@ -355,10 +361,9 @@ def _stores_something(module: Module, fn: Function, argv: list, want: set[str], 
     return any(m is True or bool(np.any(m)) for m in stores)
 
 
-def _boundary(module: Module, fn: Function, argv: list, want: set[str], axis: int) -> int | None:
-    def alive(p: int) -> bool | None:
-        return _stores_something(module, fn, argv, want, axis, p)
-
+def _boundary(alive) -> int | None:
+    """The first program ``alive`` says stores nothing, past programs that
+    all store (doubling, then bisection), checked at ``_CHECK_BEYOND``."""
     if alive(0) is not True:
         return None
     lo, hi = 0, 1  # alive(lo); hi: first candidate
@@ -407,7 +412,7 @@ def numel_grid(module: Module, args: Mapping[int, int], axes: set[int]) -> dict[
             if v is not None:
                 consts[op.results[0]] = v
         elif op.name == "tt.get_program_id" and op.results:
-            pids[op.results[0]] = _pid_axis(op)
+            pids[op.results[0]] = pid_axis(op)
         elif op.name == "arith.muli" and len(op.operands) == 2:
             a, c = op.operands
             if c in pids:

@@ -42,7 +42,8 @@ def int_attr(op: Operation, key: str) -> int | None:
     return int(m.group(1)) if m else None
 
 
-def _axis_of_pid_op(op: Operation) -> int:
+def pid_axis(op: Operation) -> int:
+    """The axis (0-2) of ``tt.get_program_id`` / ``tt.get_num_programs``."""
     v = attr(op, "axis")
     if v is None:
         for text in list(op.attributes.values()) + list(op.properties.values()):
@@ -404,13 +405,13 @@ def _h_splat(ev, fr, op, ops, rtype):
 
 
 def _h_program_id(ev, fr, op, ops, rtype):
-    axis = _axis_of_pid_op(op)
+    axis = pid_axis(op)
     ev.out.pid_axes.add(axis)
     return S.sym(f"p{axis}")
 
 
 def _h_num_programs(ev, fr, op, ops, rtype):
-    return ev.grid_known[_axis_of_pid_op(op)]
+    return ev.grid_known[pid_axis(op)]
 
 
 def _h_expand_dims(ev, fr, op, ops, rtype):
