@@ -10,7 +10,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 exclude=.git/info/exclude
-hidden=(reports 'data/h200/ttir-*.parquet')
+hidden=(reports 'data/h200/ttir-*.parquet' 'data/h100/ttir-*.parquet' data/inductor)
 size() { { git ls-files -z; git ls-files -z -o --exclude-standard; } | xargs -0 du -cb 2>/dev/null | tail -1 | cut -f1; }
 case "${1:-}" in
   hide)
