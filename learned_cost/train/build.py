@@ -98,6 +98,38 @@ def load_features(data_dir, hardware: str, progress: bool = True, cache: bool = 
     return ft, profile
 
 
+def split_data_spec(spec: str, hardware: str) -> tuple[str, str]:
+    """``DIR`` or ``DIR:HW`` -> (directory, hardware profile name). Without
+    ``:HW`` the rows are taken as measured on ``hardware``."""
+    d, sep, hw = str(spec).rpartition(":")
+    if sep and d and hw and "/" not in hw and "\\" not in hw:
+        return d, hw
+    return str(spec), hardware
+
+
+def load_training_features(data_dirs, hardware: str, other_hardware=(), progress: bool = True,
+                           cache: bool = True, jobs: int | None = None) -> FeaturesTable:
+    """Features of ``data_dirs`` (rows of ``hardware``) plus those of
+    ``other_hardware``: (directory, profile name) pairs of rows measured on
+    another card. Each of those is featurized with its own profile (cores,
+    ceilings, the analytic estimate the ``log_ratio`` target divides by), and
+    its groups are prefixed with ``HW:`` so that no group mixes cards; its
+    families keep their names, so grouped CV holds a family out on every
+    card at once."""
+    ft, _ = load_features(data_dirs, hardware, progress=progress, cache=cache, jobs=jobs)
+    tables, dropped = [ft.table.assign(hardware=hardware)], dict(ft.dropped)
+    for d, hw in other_hardware:
+        if hw == hardware:
+            raise ValueError(f"{d}:{hw} names the model's own hardware; pass {d} without ':{hw}'")
+        e, _ = load_features(d, hw, progress=progress, cache=cache, jobs=jobs)
+        tables.append(e.table.assign(group=hw + ":" + e.table["group"], hardware=hw))
+        dropped.update(e.dropped)
+    if len(tables) == 1:
+        return ft
+    table = pd.concat(tables, ignore_index=True).sort_values(["group", "key"], kind="mergesort")
+    return FeaturesTable(table=table.reset_index(drop=True), dropped=dropped)
+
+
 def train_from_table(ft: FeaturesTable, hardware: str, out: str | Path, params: FitParams | None = None,
                      variant: str | None = None, select_splits: int = INTERVAL_SPLITS, jobs: int | None = None) -> TrainResult:
     """Fit and save a model from a features table. ``variant=None`` lets
@@ -144,6 +176,8 @@ def train_from_table(ft: FeaturesTable, hardware: str, out: str | Path, params: 
             "groups": int(table["group"].nunique()),
             "families": sorted(table["family"].unique().tolist()),
             "dropped_rows": len(ft.dropped),
+            **({"rows_by_hardware": {str(k): int(v) for k, v in table["hardware"].value_counts().sort_index().items()}}
+               if "hardware" in table.columns and table["hardware"].nunique() > 1 else {}),
         },
         "metrics": metrics,
         "interval": interval.as_dict() if interval is not None else {},
@@ -176,8 +210,9 @@ def _records(df: pd.DataFrame) -> dict:
 
 def train_model(data_dir, hardware: str, out: str | Path, params: FitParams | None = None,
                 variant: str | None = None, progress: bool = True, cache: bool = True,
-                jobs: int | None = None) -> TrainResult:
+                jobs: int | None = None, other_hardware=()) -> TrainResult:
     """``learned-cost train``: profile directory (or list of them) -> model
-    directory."""
-    ft, _ = load_features(data_dir, hardware, progress=progress, cache=cache, jobs=jobs)
+    directory; ``other_hardware``: (directory, profile) pairs of rows measured
+    on other cards, trained on as well (see ``load_training_features``)."""
+    ft = load_training_features(data_dir, hardware, other_hardware, progress=progress, cache=cache, jobs=jobs)
     return train_from_table(ft, hardware, out, params, variant, jobs=jobs)

@@ -72,13 +72,21 @@ def _check_hardware(name: str) -> str | None:
 def cmd_train(args) -> int:
     from .build import train_model
 
+    from .build import split_data_spec
+
     bad = _check_data(args.data) or _check_hardware(args.hardware)
+    dirs, other = [args.data], []
     for extra in args.extra_data or ():
-        bad = bad or _check_data(extra, flag="--extra-data")
+        d, hw = split_data_spec(extra, args.hardware)
+        bad = bad or _check_data(d, flag="--extra-data")
+        if hw != args.hardware:
+            bad = bad or _check_hardware(hw)
+            other.append((d, hw))
+        else:
+            dirs.append(d)
     bad = bad or _check_fit_args(args)
     if bad:
         return _err(bad)
-    dirs = [args.data, *(args.extra_data or ())]
     if args.feedback:
         from ..dataset import feedback_dir
 
@@ -90,7 +98,7 @@ def cmd_train(args) -> int:
             print(f"no feedback rows at {fb} yet; training on the other data only")
     try:
         res = train_model(dirs, args.hardware, args.out, _params(args), variant=args.variant,
-                          progress=not args.quiet, cache=not args.no_cache, jobs=args.jobs)
+                          progress=not args.quiet, cache=not args.no_cache, jobs=args.jobs, other_hardware=other)
     except (ValueError, KeyError) as e:
         return _err(str(e))
     if res.selection is not None:
@@ -217,8 +225,9 @@ def register(subparsers) -> None:
     p.add_argument("--out", required=True, help="model directory to write, e.g. models/h200")
     p.add_argument("--variant", choices=("log_latency", "log_ratio"), default=None,
                    help="skip the CV choice and fit this variant")
-    p.add_argument("--extra-data", action="append", metavar="DIR",
-                   help="another profile directory to train on as well (repeatable)")
+    p.add_argument("--extra-data", action="append", metavar="DIR[:HW]",
+                   help="another profile directory to train on as well (repeatable); DIR:HW for rows measured "
+                        "on other hardware, featurized with profile HW (e.g. data/h100:h100)")
     p.add_argument("--feedback", action="store_true",
                    help="also train on the timings the autotuner recorded on this machine "
                         "($XDG_CACHE_HOME/learned_cost/feedback/<hardware>)")

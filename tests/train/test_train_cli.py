@@ -111,3 +111,48 @@ def test_train_includes_autotune_feedback_and_extra_data(tmp_path, monkeypatch, 
                "--extra-data", str(tmp_path / "missing"), *fit])
     err = capsys.readouterr().err
     assert rc == 2 and "--extra-data" in err and len(err.strip().splitlines()) == 1
+
+
+def test_train_on_rows_of_another_card(tmp_path, monkeypatch, capsys):
+    """--extra-data DIR:HW trains on rows measured on another card too: they
+    are featurized with that card's profile (its analytic estimate differs),
+    their groups are kept apart, and the metadata counts rows per card."""
+    import json
+    import shutil
+
+    import pandas as pd
+
+    from learned_cost.train.build import load_training_features, split_data_spec
+
+    data = _fixture_store(tmp_path / "data")
+    (tmp_path / "h100").mkdir()
+    for f in data.iterdir():  # the same measurements, stored as an H100's
+        if f.name.startswith("rows-"):
+            rows = pd.read_parquet(f)
+            rows.assign(hardware="h100", key="h100-" + rows["key"]).to_parquet(tmp_path / "h100" / f.name)
+        elif f.is_file():
+            shutil.copy(f, tmp_path / "h100" / f.name)
+    monkeypatch.setenv("LEARNED_COST_CACHE", str(tmp_path / "cache"))
+
+    assert split_data_spec("data/h100:h100", "h200") == ("data/h100", "h100")
+    assert split_data_spec("data/h100", "h200") == ("data/h100", "h200")
+    assert split_data_spec("C:/x", "h200") == ("C:/x", "h200")
+    ft = load_training_features(str(data), "h200", [(str(tmp_path / "h100"), "h100")], progress=False, jobs=1)
+    t = ft.table
+    assert sorted(t["hardware"].value_counts().to_dict().items()) == [("h100", 6), ("h200", 6)]
+    assert set(t.loc[t["hardware"] == "h100", "group"]) == {"h100:add/g", "h100:matmul/g"}
+    a = t.set_index("key")["analytic_us"]
+    assert not (a.loc["h100-matmul0"] == a.loc["matmul0"])  # the H100's own ceilings
+
+    fit = ["--rounds", "5", "--threads", "1", "--jobs", "1", "--quiet", "--variant", "log_ratio"]
+    rc = main(["train", "--data", str(data), "--hardware", "h200", "--out", str(tmp_path / "m"),
+               "--extra-data", f"{tmp_path / 'h100'}:h100", *fit])
+    assert rc == 0, capsys.readouterr().err
+    meta = json.loads((tmp_path / "m" / "metadata.json").read_text())
+    assert meta["training_data"]["rows"] == 12
+    assert meta["training_data"]["rows_by_hardware"] == {"h100": 6, "h200": 6}
+
+    rc = main(["train", "--data", str(data), "--hardware", "h200", "--out", str(tmp_path / "m2"),
+               "--extra-data", f"{tmp_path / 'h100'}:no_such_chip", *fit])
+    err = capsys.readouterr().err
+    assert rc == 2 and "no_such_chip" in err and len(err.strip().splitlines()) == 1
