@@ -117,17 +117,27 @@ def load_training_features(data_dirs, hardware: str, other_hardware=(), progress
     families keep their names, so grouped CV holds a family out on every
     card at once."""
     ft, _ = load_features(data_dirs, hardware, progress=progress, cache=cache, jobs=jobs)
-    tables, dropped = [ft.table.assign(hardware=hardware)], dict(ft.dropped)
+    if not other_hardware:
+        return ft
+    other = load_other_hardware(other_hardware, hardware, progress=progress, cache=cache, jobs=jobs)
+    table = pd.concat([ft.table.assign(hardware=hardware), other.table], ignore_index=True)
+    table = table.sort_values(["group", "key"], kind="mergesort").reset_index(drop=True)
+    return FeaturesTable(table=table, dropped={**ft.dropped, **other.dropped})
+
+
+def load_other_hardware(other_hardware, hardware: str, progress: bool = True, cache: bool = True,
+                        jobs: int | None = None) -> FeaturesTable:
+    """Features of (directory, profile) pairs of rows measured on cards other
+    than ``hardware``, each with its own profile, groups prefixed ``HW:``."""
+    tables, dropped = [], {}
     for d, hw in other_hardware:
         if hw == hardware:
             raise ValueError(f"{d}:{hw} names the model's own hardware; pass {d} without ':{hw}'")
         e, _ = load_features(d, hw, progress=progress, cache=cache, jobs=jobs)
         tables.append(e.table.assign(group=hw + ":" + e.table["group"], hardware=hw))
         dropped.update(e.dropped)
-    if len(tables) == 1:
-        return ft
-    table = pd.concat(tables, ignore_index=True).sort_values(["group", "key"], kind="mergesort")
-    return FeaturesTable(table=table.reset_index(drop=True), dropped=dropped)
+    table = pd.concat(tables, ignore_index=True) if tables else pd.DataFrame()
+    return FeaturesTable(table=table, dropped=dropped)
 
 
 def train_from_table(ft: FeaturesTable, hardware: str, out: str | Path, params: FitParams | None = None,

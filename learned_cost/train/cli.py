@@ -113,13 +113,30 @@ def cmd_train(args) -> int:
     return 0
 
 
+def _other_hardware(args, bad: str | None) -> tuple[list, str | None]:
+    """--extra-data specs of other cards -> [(dir, hw)] (and the first error)."""
+    from .build import split_data_spec
+
+    other = []
+    for extra in args.extra_data or ():
+        d, hw = split_data_spec(extra, args.hardware)
+        bad = bad or _check_data(d, flag="--extra-data")
+        if hw == args.hardware:
+            bad = bad or f"--extra-data {extra!r}: evaluate takes rows of other cards only (DIR:HW)"
+        else:
+            bad = bad or _check_hardware(hw)
+        other.append((d, hw))
+    return other, bad
+
+
 def cmd_evaluate(args) -> int:
-    from .build import load_features
+    from .build import load_features, load_other_hardware
     from ..models.learned import VARIANTS
     from .evaluate import DEFAULT_SCHEMES, DEFAULT_VARIANTS, SCHEMES, evaluate, fitted_variants
     from .report import write_report
 
     bad = _check_data(args.data) or _check_hardware(args.hardware) or _check_fit_args(args)
+    other, bad = _other_hardware(args, bad)
     if bad:
         return _err(bad)
     from ..models.learned import MODEL_FILE
@@ -139,16 +156,24 @@ def cmd_evaluate(args) -> int:
     try:
         ft, _ = load_features(args.data, args.hardware, progress=not args.quiet, cache=not args.no_cache,
                               jobs=args.jobs)
+        extra = load_other_hardware(other, args.hardware, progress=not args.quiet, cache=not args.no_cache,
+                                    jobs=args.jobs).table if other else None
         res = evaluate(ft.table, args.hardware, _params(args), schemes=schemes,
-                       model_dir=args.model, jobs=args.jobs, log=log, variants=variants)
+                       model_dir=args.model, jobs=args.jobs, log=log, variants=variants, extra=extra)
     except (ValueError, KeyError) as e:
         return _err(str(e))
     cmd = (f"learned-cost evaluate --data {shlex.quote(args.data)} --hardware {shlex.quote(args.hardware)}"
+           + "".join(f" --extra-data {shlex.quote(x)}" for x in args.extra_data or ())
            + (f" --model {shlex.quote(args.model)}" if args.model else "") + f" --out {shlex.quote(args.out)}"
            + (f" --schemes {shlex.quote(args.schemes)}" if args.schemes else "")
            + (f" --variants {shlex.quote(args.variants)}" if args.variants else "")
            + (f" --rank-init {args.rank_init:g}" if args.rank_init is not None else ""))
     note = f"{len(ft.dropped)} usable rows could not be turned into features and were left out." if ft.dropped else ""
+    if extra is not None:
+        cards = ", ".join(f"{n:,} rows of {hw}" for hw, n in extra["hardware"].value_counts().sort_index().items())
+        note = (note + " " if note else "") + (
+            f"Training sides also hold {cards} (--extra-data, featurized with their own profiles): "
+            "never scored, and a family held out is held out on every card.")
     path = write_report(res, args.out, command=cmd, data_note=note)
     for scheme, sr in res.schemes.items():
         cols = ["regret1_geomean", "regret25_geomean", "hit25", "tau_mean", "mape_pct", "interval_coverage"]
@@ -241,6 +266,9 @@ def register(subparsers) -> None:
     p.add_argument("--data", required=True, help="profile directory, e.g. data/h200")
     p.add_argument("--hardware", required=True, help="hardware profile name, e.g. h200")
     p.add_argument("--model", default=None, help="a trained model directory to describe in the report")
+    p.add_argument("--extra-data", action="append", metavar="DIR:HW",
+                   help="rows measured on another card that join the training side of every fold (never "
+                        "scored; a held-out family is held out on every card), as `train --extra-data` took them")
     p.add_argument("--out", required=True, help="report directory, e.g. reports/h200")
     p.add_argument("--schemes", default=None,
                    help="comma list of lofo,source,random (default lofo,source; random-group CV is a contrast)")

@@ -138,20 +138,42 @@ def _plan(table: pd.DataFrame, folds, inner_splits: int, variants=DEFAULT_VARIAN
     return tasks, plan
 
 
+def with_extra_training_rows(table: pd.DataFrame, extra: pd.DataFrame | None, folds) -> tuple[pd.DataFrame, list]:
+    """``table`` followed by ``extra`` (rows measured on other cards, which
+    train but are never scored), and ``folds`` whose training side also
+    takes the extra rows that fit it: a family held out is held out on every
+    card, and an extra row of a source the fold does not train on (the
+    harvested kernels in project -> harvested) stays out."""
+    if extra is None or extra.empty:
+        return table, folds
+    full = pd.concat([table, extra], ignore_index=True)
+    n = len(table)
+    fam_x, src_x = extra["family"].to_numpy(), source_of(extra)
+    fam, src = table["family"].to_numpy(), source_of(table)
+    out = []
+    for name, tr, te in folds:
+        keep = ~np.isin(fam_x, np.unique(fam[te])) & np.isin(src_x, np.unique(src[tr]))
+        out.append((name, np.concatenate([tr, n + np.flatnonzero(keep)]), te))
+    return full, out
+
+
 def _assemble(table: pd.DataFrame, tasks: list, plan: list, results: list,
-              variants=DEFAULT_VARIANTS, cross_conformal: bool = False) -> tuple[pd.DataFrame, dict[str, str]]:
+              variants=DEFAULT_VARIANTS, cross_conformal: bool = False,
+              full: pd.DataFrame | None = None) -> tuple[pd.DataFrame, dict[str, str]]:
     """Out-of-fold scores of each variant, and "learned": per outer fold the
     variant that inner grouped CV on that fold's training rows picked, with
     the 80 % interval of that inner CV. ``cross_conformal``: folds without
     an inner CV take the single shipped variant and the interval of the
-    other folds' out-of-fold errors (:func:`cross_conformal_bounds`)."""
+    other folds' out-of-fold errors (:func:`cross_conformal_bounds`).
+    ``full``: the table the tasks index (``table`` plus rows that only train)."""
+    full = table if full is None else full
     cols = list(variants) + ["blend", "learned", "learned_low", "learned_high"]
     out = pd.DataFrame(np.nan, index=table.index, columns=cols, dtype=np.float64)
     chosen: dict[str, str] = {}
     for name, te, (i0, i1), inner_names, j in plan:
         interval = None
         if i1 > i0:
-            sel = pick_variant(table, tasks[i0:i1], results[i0:i1], inner_names)
+            sel = pick_variant(full, tasks[i0:i1], results[i0:i1], inner_names)
             pick, interval = sel.variant, sel.interval
         else:
             # one shippable variant, or a single training family: nothing to choose by
@@ -434,7 +456,8 @@ def shipped_figures(table: pd.DataFrame, model_dir, train_digest: str) -> dict:
 def source_of(table: pd.DataFrame) -> np.ndarray:
     """"inductor" for kernels torch.compile generated (groups ``inductor/...``),
     "collector" for the rest (the project's corpus, autotuner feedback)."""
-    harvested = table["group"].astype(str).str.startswith(HARVESTED_PREFIX).to_numpy()
+    # rows of another card carry its name first ("h100:inductor/...")
+    harvested = table["group"].astype(str).str.match(rf"^([\w.-]+:)?{HARVESTED_PREFIX}").to_numpy()
     return np.where(harvested, "inductor", "collector")
 
 
@@ -542,12 +565,16 @@ def fitted_variants(variants) -> tuple[str, ...]:
 
 def evaluate(table: pd.DataFrame, hardware: str, params: FitParams | None = None,
              schemes=DEFAULT_SCHEMES, inner_splits: int = INTERVAL_SPLITS, random_splits: int = 5, model_dir=None,
-             jobs: int | None = None, log=print, variants=DEFAULT_VARIANTS) -> EvaluationResult:
+             jobs: int | None = None, log=print, variants=DEFAULT_VARIANTS,
+             extra: pd.DataFrame | None = None) -> EvaluationResult:
     """Run the CV schemes over a features table (see module docstring). All
     fits of all schemes run as one batch of ``jobs`` processes (default: the
     machine's cores); ``log`` gets the progress lines (bar and ETA).
     ``variants``: the booster variants fitted in every outer fold (at least
-    the shipped ones, which "learned" is picked from)."""
+    the shipped ones, which "learned" is picked from). ``extra``: features
+    of rows measured on other cards (``build.load_training_features``) that
+    join every fold's training side where they fit it
+    (:func:`with_extra_training_rows`) and are never scored."""
     from .features_table import data_digest
 
     t0 = time.perf_counter()
@@ -575,16 +602,18 @@ def evaluate(table: pd.DataFrame, hardware: str, params: FitParams | None = None
         # leave-one-family-out has 60+ folds: their intervals come from each
         # other (CV+) when there is no variant to pick, not from inner fits
         conformal = scheme == "lofo" and len(SHIPPED_VARIANTS) == 1 and len(folds) >= 3
-        t, plan = _plan(table, folds, inner_splits, variants, inner=not conformal)
+        full, train_folds = with_extra_training_rows(table, extra, folds)
+        t, plan = _plan(full, train_folds, inner_splits, variants, inner=not conformal)
         plans[scheme] = (folds, len(tasks), t, plan, conformal)
         tasks += t
         log(f"{scheme}: {len(folds)} folds, {len(t)} fits")
-    results_all = _run_tasks(table, tasks, params, jobs, log)
+    full = table if extra is None or extra.empty else pd.concat([table, extra], ignore_index=True)
+    results_all = _run_tasks(full, tasks, params, jobs, log)
     results: dict[str, SchemeResult] = {}
     sources: dict = {}
     for scheme, (folds, start, t, plan, conformal) in plans.items():
         scores, chosen = _assemble(table, t, plan, results_all[start:start + len(t)], variants,
-                                   cross_conformal=conformal)
+                                   cross_conformal=conformal, full=full)
         if scheme == "source":
             sources = source_results(table, scores, folds)
             summary = sources[folds[0][0]]["summary"]
@@ -596,7 +625,7 @@ def evaluate(table: pd.DataFrame, hardware: str, params: FitParams | None = None
     per_family = _per_family(table, results["lofo"].scores) if "lofo" in results else pd.DataFrame()
     options_only = (options_only_summary(table, results["lofo"].scores)
                     if "lofo" in results and "ttir_digest" in table.columns else pd.DataFrame())
-    shipped = shipped_figures(table, model_dir, data_digest(table)) if model_dir else None
+    shipped = shipped_figures(table, model_dir, data_digest(full)) if model_dir else None
     return EvaluationResult(
         hardware=hardware, rows=len(table), groups=int(table["group"].nunique()),
         families=sorted(table["family"].unique().tolist()), schemes=results, per_family=per_family,

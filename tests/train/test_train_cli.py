@@ -152,7 +152,41 @@ def test_train_on_rows_of_another_card(tmp_path, monkeypatch, capsys):
     assert meta["training_data"]["rows"] == 12
     assert meta["training_data"]["rows_by_hardware"] == {"h100": 6, "h200": 6}
 
+    # evaluate takes the same rows on its training sides: the report says so and
+    # recognises the model as trained on exactly these rows
+    rc = main(["evaluate", "--data", str(data), "--hardware", "h200", "--model", str(tmp_path / "m"),
+               "--extra-data", f"{tmp_path / 'h100'}:h100", "--out", str(tmp_path / "r"), "--schemes", "lofo",
+               *fit[:-2]])
+    assert rc == 0, capsys.readouterr().err
+    text = (tmp_path / "r" / "evaluation.md").read_text()
+    assert "6 rows of h100 (--extra-data" in text and f"--extra-data {tmp_path / 'h100'}:h100" in text
+    assert "trained on exactly the rows evaluated here: yes" in text
+    assert "6 measured rows" in text
+
     rc = main(["train", "--data", str(data), "--hardware", "h200", "--out", str(tmp_path / "m2"),
                "--extra-data", f"{tmp_path / 'h100'}:no_such_chip", *fit])
     err = capsys.readouterr().err
     assert rc == 2 and "no_such_chip" in err and len(err.strip().splitlines()) == 1
+
+
+def test_extra_rows_train_every_fold_they_fit_and_are_never_scored():
+    """A held-out family is held out on every card; project -> harvested
+    trains on no harvested rows of another card."""
+    import numpy as np
+    import pandas as pd
+
+    from learned_cost.train.evaluate import family_folds, source_folds, with_extra_training_rows
+
+    table = pd.DataFrame({"family": ["a", "a", "b", "llama-x"], "group": ["a/1", "a/1", "b/1", "inductor/l/1"]})
+    extra = pd.DataFrame({"family": ["a", "b", "c", "gpt-y"], "group": ["h100:a/1", "h100:b/1", "h100:c/1",
+                                                                        "h100:inductor/g/1"]})
+    full, folds = with_extra_training_rows(table, extra, family_folds(table))
+    assert len(full) == 8
+    by_name = {name: (set(tr), set(te)) for name, tr, te in folds}
+    assert by_name["a"] == ({2, 3, 5, 6, 7}, {0, 1})
+    assert by_name["b"] == ({0, 1, 3, 4, 6, 7}, {2})
+    full, folds = with_extra_training_rows(table, extra, source_folds(table))
+    to_harvested = {name: tr for name, tr, _ in folds}["collector -> inductor"]
+    assert set(to_harvested) == {0, 1, 2, 4, 5, 6}
+    assert with_extra_training_rows(table, None, folds)[0] is table
+    assert all(te.max() < len(table) for _, _, te in folds) and np.all(full.index == np.arange(8))
