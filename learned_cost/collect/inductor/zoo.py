@@ -119,9 +119,10 @@ def _hf_causal_lm(config_cls: str, attn: str = "sdpa", **cfg: Any):
 def _hf_model(kind: str, attn: str = "sdpa", **cfg: Any):
     """BERT and the encoders of ``_MASKED_LM_CONFIGS`` (masked LM), ViT,
     DINOv2 and the models of ``_IMAGE_CLS_CONFIGS`` (image classification),
-    T5 and BART (seq2seq), wav2vec 2.0 (audio classification), Whisper
-    (speech recognition over log-mel features), CLIP (contrastive image-text
-    loss), SegFormer (semantic segmentation)."""
+    T5 and BART (seq2seq), wav2vec 2.0 and the models of
+    ``_AUDIO_CLS_CONFIGS`` (audio classification), Whisper (speech
+    recognition over log-mel features), CLIP (contrastive image-text loss),
+    SegFormer (semantic segmentation)."""
 
     def build(shapes: list, dtype: str, device: str, mode: str) -> Callable[[], Any]:
         import torch
@@ -151,6 +152,9 @@ def _hf_model(kind: str, attn: str = "sdpa", **cfg: Any):
         elif kind in _IMAGE_CLS_CONFIGS:
             config = getattr(transformers, _IMAGE_CLS_CONFIGS[kind])(**cfg)
             model = transformers.AutoModelForImageClassification.from_config(config, attn_implementation=attn)
+        elif kind in _AUDIO_CLS_CONFIGS:
+            config = getattr(transformers, _AUDIO_CLS_CONFIGS[kind])(**cfg)
+            model = transformers.AutoModelForAudioClassification.from_config(config, attn_implementation=attn)
         elif kind == "whisper":
             config = transformers.WhisperConfig(**cfg)
             model = transformers.WhisperForConditionalGeneration._from_config(config, attn_implementation=attn)
@@ -181,7 +185,7 @@ def _hf_model(kind: str, attn: str = "sdpa", **cfg: Any):
                 hw = shape["HW"]
                 px = torch.randn(b, 3, hw, hw, device=device, dtype=_torch_dtype(dtype))
                 return (px, torch.randint(0, config.num_labels, (b, hw, hw), device=device))
-            if kind == "wav2vec2":  # raw audio: B clips of T samples
+            if kind == "wav2vec2" or kind in _AUDIO_CLS_CONFIGS:  # raw audio: B clips of T samples
                 audio = torch.randn(b, shape["T"], device=device, dtype=_torch_dtype(dtype))
                 return (audio, torch.randint(0, config.num_labels, (b,), device=device))
             ids = torch.randint(0, config.vocab_size, (b, shape["S"]), device=device)
@@ -198,14 +202,23 @@ def _hf_model(kind: str, attn: str = "sdpa", **cfg: Any):
 # (factorised embeddings, one layer shared across depth), MobileBERT
 # (bottleneck projections, NoNorm: an affine map in place of LayerNorm,
 # stacked feed-forward networks), ConvBERT (span-based dynamic convolution
-# heads beside self-attention)
+# heads beside self-attention), Funnel (mean pooling of the sequence between
+# blocks, relative-shift attention, upsampling back to every token)
 _MASKED_LM_CONFIGS = {"deberta_v2": "DebertaV2Config", "distilbert": "DistilBertConfig", "albert": "AlbertConfig",
-                      "mobilebert": "MobileBertConfig", "convbert": "ConvBertConfig"}
+                      "mobilebert": "MobileBertConfig", "convbert": "ConvBertConfig", "funnel": "FunnelConfig"}
 
 # image classifiers trained like ViT: BEiT (relative position bias tables,
 # layer scale, mean pooling), Swin V2 (cosine attention, a continuous
-# position bias from a small MLP, post-norm residuals)
-_IMAGE_CLS_CONFIGS = {"beit": "BeitConfig", "swinv2": "Swinv2Config"}
+# position bias from a small MLP, post-norm residuals), Perceiver (a latent
+# array cross-attending to every pixel, learned positions concatenated to
+# the pixels, a decoder query cross-attending to the latents)
+_IMAGE_CLS_CONFIGS = {"beit": "BeitConfig", "swinv2": "Swinv2Config", "perceiver": "PerceiverConfig"}
+
+# audio classifiers trained like wav2vec 2.0 (raw audio, pooled logits):
+# the wav2vec 2.0 Conformer (Transformer-XL relative positions with a
+# relative shift, a convolution module of pointwise convolution, GLU,
+# depthwise convolution and batch norm, half-step feed-forward networks)
+_AUDIO_CLS_CONFIGS = {"wav2vec2_conformer": "Wav2Vec2ConformerConfig"}
 
 
 def _hf_loss_module():
@@ -227,7 +240,7 @@ def _hf_loss_module():
                 return self.model(input_features=a, labels=b).loss
             if self.kind == "clip":
                 return self.model(input_ids=a, pixel_values=b, return_loss=True).loss
-            if self.kind == "wav2vec2":
+            if self.kind == "wav2vec2" or self.kind in _AUDIO_CLS_CONFIGS:
                 return self.model(input_values=a, labels=b).loss
             if self.kind == "t5":
                 return self.model(input_ids=a, labels=b).loss
@@ -278,11 +291,56 @@ def _vision(lib: str, name: str, channels_last: bool = False, **kw: Any):
     return build
 
 
+def _vision_task(task: str, name: str, num_classes: int, **kw: Any):
+    """torchvision's video classifiers (``task="video"``: B clips of 3 x T x
+    HW x HW, cross-entropy on the clip) and segmentation models
+    (``task="segmentation"``: B images of HW x HW, cross-entropy per pixel
+    on the ``out`` map); random weights, backbones included."""
+
+    def build(shapes: list, dtype: str, device: str, mode: str) -> Callable[[], Any]:
+        import torch
+        import torch.nn.functional as F
+        import torchvision
+
+        if task == "video":
+            model = getattr(torchvision.models.video, name)(weights=None, num_classes=num_classes, **kw)
+        elif task == "segmentation":
+            model = getattr(torchvision.models.segmentation, name)(weights=None, weights_backbone=None,
+                                                                   num_classes=num_classes, **kw)
+        else:
+            raise ValueError(task)
+        model = model.to(device=device, dtype=_torch_dtype(dtype))
+
+        def make_inputs(shape):
+            b, hw = shape["B"], shape["HW"]
+            if task == "video":
+                x = torch.randn(b, 3, shape["T"], hw, hw, device=device, dtype=_torch_dtype(dtype))
+                return (x, torch.randint(0, num_classes, (b,), device=device))
+            x = torch.randn(b, 3, hw, hw, device=device, dtype=_torch_dtype(dtype))
+            return (x, torch.randint(0, num_classes, (b, hw, hw), device=device))
+
+        class Loss(torch.nn.Module):
+            def __init__(self, net):
+                super().__init__()
+                self.net = net
+
+            def forward(self, x, y):
+                out = self.net(x)
+                out = out["out"] if task == "segmentation" else out
+                return F.cross_entropy(out.float(), y)
+
+        return _training_step(Loss(model), make_inputs, lambda out, *a: out, mode, shapes)
+
+    return build
+
+
 # ---------------------------------------------------------------- plain torch
 def _plain(kind: str):
     """Small programs written with torch operators: losses, normalizations,
     attention variants, scatter/gather, scans, pointwise chains, MLPs, a
-    U-Net block, vector quantization, a chunked state-space scan."""
+    U-Net block, vector quantization, a chunked state-space scan, graph
+    attention over an edge list, a DLRM recommender, a NeRF field with
+    volume rendering, a PointNet classifier."""
 
     def build(shapes: list, dtype: str, device: str, mode: str) -> Callable[[], Any]:
         module, make_inputs = _PLAIN_BUILDERS[kind](shapes[0], _torch_dtype(dtype), device)
@@ -598,10 +656,196 @@ def _plain_builders() -> dict[str, Callable]:
 
         return M(), lambda s: (torch.randn(s["B"], s["S"], d, device=device, dtype=dt, requires_grad=True),)
 
+    def graph_attention(shape, dt, device):
+        # two graph layers over an edge list of E (source, target) pairs on
+        # N nodes: a GCN layer (degrees counted by index_add, messages scaled
+        # by rsqrt of both degrees, summed into targets) and a GAT layer
+        # (per-head LeakyReLU edge scores from gathered node terms, a softmax
+        # over each target's incoming edges: segment max by scatter_reduce,
+        # exp, segment sum by index_add), ELU, a node-classification loss
+        d, heads, classes = shape["D"], 8, 40
+
+        class M(nn.Module):
+            def __init__(self):
+                super().__init__()
+                kw = dict(device=device, dtype=dt)
+                self.gcn = nn.Linear(d, d, **kw)
+                self.gat = nn.Linear(d, d, bias=False, **kw)
+                self.att_src = param(heads, d // heads, dt=dt, device=device, scale=0.1)
+                self.att_dst = param(heads, d // heads, dt=dt, device=device, scale=0.1)
+                self.out = nn.Linear(d, classes, **kw)
+
+            def forward(self, x, src, dst, labels):
+                n = x.shape[0]
+                deg = torch.ones(n, device=x.device, dtype=x.dtype).index_add(0, dst, torch.ones_like(src, dtype=x.dtype))
+                norm = torch.rsqrt(deg[src] * deg[dst])[:, None]
+                h = self.gcn(x)
+                h = F.relu(h / deg[:, None] + torch.zeros_like(h).index_add(0, dst, h[src] * norm))
+                g = self.gat(h).view(n, heads, d // heads)
+                a_src, a_dst = (g * self.att_src).sum(-1), (g * self.att_dst).sum(-1)  # (n, heads)
+                e = F.leaky_relu(a_src[src] + a_dst[dst], 0.2).float()  # (edges, heads)
+                e_max = torch.full((n, heads), float("-inf"), device=x.device).scatter_reduce(
+                    0, dst[:, None].expand_as(e), e.detach(), reduce="amax", include_self=True)
+                w = torch.exp(e - e_max[dst])
+                denom = torch.zeros(n, heads, device=x.device).index_add(0, dst, w)
+                alpha = (w / (denom[dst] + 1e-16)).to(dt)
+                msg = torch.zeros_like(g).index_add(0, dst, g[src] * alpha[..., None])
+                h = F.elu(msg.reshape(n, d)) + h
+                return F.cross_entropy(self.out(h).float(), labels)
+
+        def inputs(s):
+            n, edges = s["N"], s["E"]
+            src = torch.randint(0, n, (edges,), device=device)
+            dst = torch.randint(0, n, (edges,), device=device)
+            return (torch.randn(n, d, device=device, dtype=dt, requires_grad=True), src, dst,
+                    torch.randint(0, classes, (n,), device=device))
+
+        return M(), inputs
+
+    def dlrm(shape, dt, device):
+        # a DLRM click model: a bottom MLP over 13 dense features, 8 sum
+        # embedding bags of V rows with per-sample weights and bags of
+        # varying length, the pairwise dot interaction of the 9 vectors (a
+        # batched Gram matrix, its strict upper triangle gathered), a top
+        # MLP and a binary cross-entropy on the click logit
+        v, d, tables, dense = shape["V"], 64, 8, 13
+        pairs = torch.triu_indices(tables + 1, tables + 1, 1, device=device)
+
+        class M(nn.Module):
+            def __init__(self):
+                super().__init__()
+                kw = dict(device=device, dtype=dt)
+                self.bottom = nn.Sequential(nn.Linear(dense, 512, **kw), nn.ReLU(), nn.Linear(512, 256, **kw), nn.ReLU(),
+                                            nn.Linear(256, d, **kw), nn.ReLU())
+                self.tables = nn.ModuleList(nn.EmbeddingBag(v, d, mode="sum", **kw) for _ in range(tables))
+                n_int = pairs.shape[1] + d
+                self.top = nn.Sequential(nn.Linear(n_int, 512, **kw), nn.ReLU(), nn.Linear(512, 256, **kw), nn.ReLU(),
+                                         nn.Linear(256, 1, **kw))
+
+            def forward(self, x, idx, offsets, weights, click):
+                z = self.bottom(x)
+                embs = [t(idx[i], offsets[i], per_sample_weights=weights[i]) for i, t in enumerate(self.tables)]
+                t = torch.stack([z, *embs], 1)  # (b, tables + 1, d)
+                gram = torch.bmm(t, t.transpose(1, 2))
+                inter = gram[:, pairs[0], pairs[1]]
+                logit = self.top(torch.cat([z, inter], 1)).squeeze(1)
+                return F.binary_cross_entropy_with_logits(logit.float(), click)
+
+        def inputs(s):
+            b = s["B"]
+            lengths = torch.randint(1, 8, (tables, b), device=device)
+            total = int(lengths.sum(1).max())
+            offsets = torch.cat([torch.zeros(tables, 1, dtype=torch.long, device=device), lengths.cumsum(1)[:, :-1]], 1)
+            idx = torch.randint(0, v, (tables, total), device=device)
+            weights = torch.rand(tables, total, device=device, dtype=dt)
+            return (torch.randn(b, dense, device=device, dtype=dt), idx, offsets, weights,
+                    torch.randint(0, 2, (b,), device=device).float())
+
+        return M(), inputs
+
+    def nerf(shape, dt, device):
+        # a NeRF field and its volume rendering: S jittered samples along
+        # each of N rays, sin/cos positional encodings of 10 (points) and 4
+        # (directions) octaves, an MLP with a skip concatenation, ReLU
+        # density and sigmoid colour, alpha compositing with an exclusive
+        # cumulative product of transmittance, colour, depth and opacity
+        # sums over the samples, a photometric loss
+        samples, width, lp, ld = shape["S"], 256, 10, 4
+        freqs_p = (2.0 ** torch.arange(lp, device=device)) * math.pi
+        freqs_d = (2.0 ** torch.arange(ld, device=device)) * math.pi
+
+        def encode(x, freqs):  # (..., 3) -> (..., 3 + 6 * len(freqs))
+            xf = (x[..., None] * freqs).flatten(-2)
+            return torch.cat([x, torch.sin(xf), torch.cos(xf)], -1)
+
+        class M(nn.Module):
+            def __init__(self):
+                super().__init__()
+                kw = dict(device=device, dtype=dt)
+                cp, cd = 3 + 6 * lp, 3 + 6 * ld
+                self.l1, self.l2 = nn.Linear(cp, width, **kw), nn.Linear(width, width, **kw)
+                self.l3, self.l4 = nn.Linear(width + cp, width, **kw), nn.Linear(width, width, **kw)
+                self.sigma = nn.Linear(width, 1, **kw)
+                self.feat = nn.Linear(width, width, **kw)
+                self.rgb1, self.rgb2 = nn.Linear(width + cd, width // 2, **kw), nn.Linear(width // 2, 3, **kw)
+
+            def forward(self, origins, dirs, target):
+                n = origins.shape[0]
+                t = torch.linspace(2.0, 6.0, samples, device=origins.device)
+                t = t + torch.rand(n, samples, device=origins.device) * (4.0 / samples)  # stratified jitter
+                pts = origins[:, None] + dirs[:, None] * t[..., None]  # (n, s, 3)
+                ep = encode(pts, freqs_p).to(dt)
+                h = F.relu(self.l2(F.relu(self.l1(ep))))
+                h = F.relu(self.l4(F.relu(self.l3(torch.cat([h, ep], -1)))))
+                sigma = F.relu(self.sigma(h)).squeeze(-1).float()
+                vd = F.normalize(dirs, dim=-1)
+                ed = encode(vd, freqs_d).to(dt)[:, None].expand(n, samples, -1)
+                rgb = torch.sigmoid(self.rgb2(F.relu(self.rgb1(torch.cat([self.feat(h), ed], -1))))).float()
+                delta = torch.cat([t[:, 1:] - t[:, :-1], torch.full_like(t[:, :1], 1e10)], -1) * dirs.norm(dim=-1,
+                                                                                                        keepdim=True)
+                alpha = 1.0 - torch.exp(-sigma * delta)
+                trans = torch.cumprod(torch.cat([torch.ones_like(alpha[:, :1]), 1.0 - alpha + 1e-10], -1), -1)[:, :-1]
+                w = alpha * trans
+                color = (w[..., None] * rgb).sum(1)
+                depth, acc = (w * t).sum(1), w.sum(1)
+                return F.mse_loss(color + (1.0 - acc[:, None]), target) + 1e-3 * depth.mean()
+
+        def inputs(s):
+            n = s["N"]
+            return (torch.randn(n, 3, device=device), torch.randn(n, 3, device=device), torch.rand(n, 3, device=device))
+
+        return M(), inputs
+
+    def pointnet(shape, dt, device):
+        # a PointNet classifier over B clouds of N points: shared per-point
+        # MLPs as 1x1 Conv1d + BatchNorm1d + ReLU, a learned 64 x 64 feature
+        # transform (its own point MLP, max over points, an MLP to the
+        # matrix, a batched matmul) with an orthogonality penalty, max
+        # pooling of 1024 channels over the points, an MLP head with dropout
+        classes = 40
+
+        def point_mlp(widths, kw):
+            layers = []
+            for a, b in zip(widths[:-1], widths[1:]):
+                layers += [nn.Conv1d(a, b, 1, **kw), nn.BatchNorm1d(b, **kw), nn.ReLU()]
+            return nn.Sequential(*layers)
+
+        class M(nn.Module):
+            def __init__(self):
+                super().__init__()
+                kw = dict(device=device, dtype=dt)
+                self.mlp1 = point_mlp((3, 64, 64), kw)
+                self.t_mlp = point_mlp((64, 64, 128, 512), kw)
+                self.t_fc = nn.Sequential(nn.Linear(512, 256, **kw), nn.BatchNorm1d(256, **kw), nn.ReLU(),
+                                          nn.Linear(256, 64 * 64, **kw))
+                self.mlp2 = point_mlp((64, 128, 1024), kw)
+                self.head = nn.Sequential(nn.Linear(1024, 512, **kw), nn.BatchNorm1d(512, **kw), nn.ReLU(),
+                                          nn.Dropout(0.3), nn.Linear(512, 256, **kw), nn.BatchNorm1d(256, **kw),
+                                          nn.ReLU(), nn.Linear(256, classes, **kw))
+                nn.init.zeros_(self.t_fc[-1].weight)  # the transform starts as the identity
+                nn.init.zeros_(self.t_fc[-1].bias)
+                self.register_buffer("eye", torch.eye(64, device=device, dtype=dt))
+
+            def forward(self, pts, labels):
+                b = pts.shape[0]
+                f = self.mlp1(pts.transpose(1, 2))  # (b, 64, n)
+                trans = self.t_fc(self.t_mlp(f).amax(-1)).view(b, 64, 64) + self.eye
+                f = torch.bmm(trans.transpose(1, 2), f)
+                g = self.mlp2(f).amax(-1)  # (b, 1024)
+                reg = (torch.bmm(trans, trans.transpose(1, 2)) - self.eye).float().pow(2).sum((1, 2)).mean()
+                return F.cross_entropy(self.head(g).float(), labels) + 1e-3 * reg
+
+        def inputs(s):
+            return (torch.randn(s["B"], s["N"], 3, device=device, dtype=dt),
+                    torch.randint(0, classes, (s["B"],), device=device))
+
+        return M(), inputs
+
     return {
         "losses": losses, "norms": norms, "attention": attention, "flex_attention": flex_attention,
         "gather_scatter": gather_scatter, "scans": scans, "mlp": mlp, "pointwise": pointwise, "conv": conv,
         "unet_block": unet_block, "vq_codebook": vq_codebook, "ssd_scan": ssd_scan,
+        "graph_attention": graph_attention, "dlrm": dlrm, "nerf": nerf, "pointnet": pointnet,
     }
 
 
@@ -866,6 +1110,85 @@ def _entries() -> list[ZooEntry]:
     out.append(E("vq_codebook", {"B": 8, "T": 512, "D": 512, "K": 4096}, "bf16", _plain("vq_codebook")))
     out.append(E("ssd_scan", {"B": 4, "S": 1024, "D": 512}, "bf16", _plain("ssd_scan")))
     out.append(E("ssd_scan", {"B": 8, "S": 512, "D": 256}, "fp32", _plain("ssd_scan")))
+    # Programs of the seventh harvest: Mamba (the selective state-space scan
+    # as an associative scan with a custom combine over the sequence, a
+    # causal depthwise convolution, softplus step sizes, a SiLU gate),
+    # Gemma 2 (tanh soft-capping of attention scores and of the logits,
+    # sliding-window layers beside global ones, RMSNorm before and after
+    # each sub-block), Cohere (LayerNorm without bias and per-head
+    # LayerNorm on queries and keys, parallel attention and MLP, scaled
+    # logits), StableLM (rotary on a quarter of each head, per-head
+    # LayerNorm on queries and keys), Nemotron (squared-ReLU MLP, LayerNorm
+    # scaled by 1 + weight, rotary on half of each head), Funnel (see
+    # _MASKED_LM_CONFIGS), Perceiver (see _IMAGE_CLS_CONFIGS), the
+    # wav2vec 2.0 Conformer (see _AUDIO_CLS_CONFIGS), VOLO (outlook
+    # attention: attention weights predicted per position, applied to
+    # unfolded 3 x 3 neighbourhoods and folded back), HaloNet (attention
+    # within blocks over keys from overlapping haloed windows, relative
+    # position logits), LambdaNet (lambda layers: a softmax over keys along
+    # the sequence, content lambdas, position lambdas from a 3-D
+    # convolution), MobileViT V2 (separable linear attention: a softmax of
+    # one context score per token), EfficientViT (ReLU linear attention
+    # with multi-scale depthwise aggregation, hard-swish), FocalNet (focal
+    # modulation: a hierarchy of depthwise convolutions with GELU, gated
+    # sums, a global average context), MViT V2 (pooling attention with
+    # strided depthwise convolutions on queries, keys and values,
+    # decomposed relative positions), R(2+1)D (3-D convolutions factorised
+    # into spatial and temporal ones, BatchNorm3d, over video clips), LR-ASPP
+    # (a MobileNetV3 backbone, a sigmoid-gated pooled branch, bilinear
+    # upsampling, a per-pixel loss), and four written here: graph attention
+    # (GCN and GAT layers: index_add by edge targets, edge softmax by
+    # segment max and sum), a DLRM recommender (weighted sum embedding
+    # bags, pairwise dot interactions), a NeRF field (sin/cos encodings,
+    # volume rendering by a cumulative product of transmittance) and a
+    # PointNet (per-point MLPs, max pooling over points, a learned feature
+    # transform with an orthogonality penalty).
+    out.append(E("mamba", {"B": 4, "S": 256}, "bf16",
+                 _hf_causal_lm("MambaConfig", attn="eager", vocab_size=8192, hidden_size=512, state_size=16,
+                               num_hidden_layers=2, expand=2, conv_kernel=4, pad_token_id=0, bos_token_id=0,
+                               eos_token_id=0), needs=tf))
+    out.append(E("gemma2", {"B": 4, "S": 256}, "bf16",
+                 _hf_causal_lm("Gemma2Config", attn="eager", head_dim=64, sliding_window=128,
+                               query_pre_attn_scalar=64, **_SMALL_LM), needs=tf))
+    out.append(E("cohere", {"B": 4, "S": 320}, "fp16",
+                 _hf_causal_lm("CohereConfig", use_qk_norm=True, pad_token_id=0, bos_token_id=0, eos_token_id=0,
+                               **_SMALL_LM), needs=tf))
+    out.append(E("stablelm", {"B": 2, "S": 384}, "fp32",
+                 _hf_causal_lm("StableLmConfig", partial_rotary_factor=0.25, qk_layernorm=True, bos_token_id=0,
+                               eos_token_id=0, **_SMALL_LM), needs=tf))
+    out.append(E("nemotron", {"B": 4, "S": 256}, "bf16",
+                 _hf_causal_lm("NemotronConfig", head_dim=64, partial_rotary_factor=0.5, pad_token_id=0, bos_token_id=0,
+                               eos_token_id=0, **{**_SMALL_LM, "intermediate_size": 2048}), needs=tf))
+    out.append(E("funnel", {"B": 8, "S": 256}, "fp32",
+                 _hf_model("funnel", attn="eager", vocab_size=8192, block_sizes=[1, 1, 1], num_decoder_layers=1,
+                           d_model=384, n_head=6, d_head=64, d_inner=1536, initializer_std=0.02,
+                           max_position_embeddings=512), needs=tf))
+    out.append(E("perceiver", {"B": 16}, "fp16",
+                 _hf_model("perceiver", attn="eager", architectures=["PerceiverForImageClassificationLearned"],
+                           image_size=64, d_model=512, num_latents=256, d_latents=512,
+                           num_self_attends_per_block=2, num_self_attention_heads=8, num_cross_attention_heads=1,
+                           num_labels=100), needs=tf))
+    out.append(E("wav2vec2_conformer", {"B": 8, "T": 16000}, "bf16",
+                 _hf_model("wav2vec2_conformer", attn="eager", hidden_size=256, num_hidden_layers=2,
+                           num_attention_heads=4, intermediate_size=1024, conv_dim=(256,) * 7,
+                           feat_extract_norm="layer", position_embeddings_type="relative",
+                           conv_depthwise_kernel_size=31, mask_time_prob=0.0, num_labels=10,
+                           classifier_proj_size=128), needs=tf))
+    out.append(E("volo_d1", {"B": 16, "HW": 96}, "bf16", _vision("timm", "volo_d1_224", img_size=96), needs=tm))
+    out.append(E("halonet26t", {"B": 8, "HW": 256}, "fp16", _vision("timm", "halonet26t"), needs=tm))
+    out.append(E("lambda_resnet26t", {"B": 16, "HW": 128}, "fp32", _vision("timm", "lambda_resnet26t"), needs=tm))
+    out.append(E("mobilevitv2_050", {"B": 32, "HW": 128}, "fp16", _vision("timm", "mobilevitv2_050"), needs=tm))
+    out.append(E("efficientvit_b0", {"B": 32, "HW": 128}, "bf16", _vision("timm", "efficientvit_b0"), needs=tm))
+    out.append(E("focalnet_tiny", {"B": 16, "HW": 96}, "fp32", _vision("timm", "focalnet_tiny_srf"), needs=tm))
+    out.append(E("mvitv2_tiny", {"B": 16, "HW": 96}, "fp16", _vision("timm", "mvitv2_tiny", img_size=96), needs=tm))
+    out.append(E("r2plus1d_18", {"B": 4, "T": 8, "HW": 64}, "bf16", _vision_task("video", "r2plus1d_18", 100),
+                 needs=tv))
+    out.append(E("lraspp_mobilenet_v3", {"B": 8, "HW": 128}, "fp32",
+                 _vision_task("segmentation", "lraspp_mobilenet_v3_large", 21), needs=tv))
+    out.append(E("graph_attention", {"N": 8192, "E": 131072, "D": 256}, "fp32", _plain("graph_attention")))
+    out.append(E("dlrm", {"B": 4096, "V": 20000}, "fp16", _plain("dlrm")))
+    out.append(E("nerf", {"N": 2048, "S": 128}, "bf16", _plain("nerf")))
+    out.append(E("pointnet", {"B": 16, "N": 2048}, "fp16", _plain("pointnet")))
     # matmul templates come from max-autotune: Inductor then writes Triton
     # GEMMs (and benchmarks them against cuBLAS).
     maxat = "max-autotune-no-cudagraphs"
