@@ -1,6 +1,8 @@
 #!/usr/bin/env python3
-"""The shipped H200 model on the H100 rows (``data/h100``): programs it never
-saw, measured on a card with the same SM, predicted with the ``h100``
+"""An H200 model on the H100 rows (``data/h100``): programs it never saw
+when it was trained on data/h200 alone (the model shipped until 2026-12-07;
+the current one trains on these rows too, and the script then says its
+figures are in-sample), measured on a card with the same SM, predicted with the ``h100``
 profile's analytic estimate. Prints the ranking metrics against the
 analytic model and the coverage of the model's 80 % interval (all rows and
 per program), and writes the predictions for ``scripts/eval_adaptive.py``.
@@ -41,6 +43,10 @@ def main(argv=None) -> int:
 
     t = load_features(args.data, args.hardware, progress=False)[0].table
     m = LearnedModel.load(args.model)
+    cards = m.metadata.training_data.get("rows_by_hardware", {})
+    if args.hardware in cards:
+        print(f"note: {args.model} was trained on {cards[args.hardware]:,} {args.hardware} rows: "
+              "these figures are in-sample, not held out")
     us = m.predict_inputs(input_matrix(t))
     lo, hi = m.interval_logs
     y = t["latency_us"].to_numpy(np.float64)
