@@ -156,8 +156,9 @@ def cmd_evaluate(args) -> int:
     try:
         ft, _ = load_features(args.data, args.hardware, progress=not args.quiet, cache=not args.no_cache,
                               jobs=args.jobs)
-        extra = load_other_hardware(other, args.hardware, progress=not args.quiet, cache=not args.no_cache,
-                                    jobs=args.jobs).table if other else None
+        other_ft = load_other_hardware(other, args.hardware, progress=not args.quiet, cache=not args.no_cache,
+                                       jobs=args.jobs) if other else None
+        extra = other_ft.table if other_ft is not None else None
         res = evaluate(ft.table, args.hardware, _params(args), schemes=schemes,
                        model_dir=args.model, jobs=args.jobs, log=log, variants=variants, extra=extra)
     except (ValueError, KeyError) as e:
@@ -173,7 +174,9 @@ def cmd_evaluate(args) -> int:
         cards = ", ".join(f"{n:,} rows of {hw}" for hw, n in extra["hardware"].value_counts().sort_index().items())
         note = (note + " " if note else "") + (
             f"Training sides also hold {cards} (--extra-data, featurized with their own profiles): "
-            "never scored, and a family held out is held out on every card.")
+            "never scored, and a family held out is held out on every card"
+            + (f"; {len(other_ft.dropped):,} of their rows were left out (no features, or loop trips assumed: "
+               "see train.build.load_other_hardware)." if other_ft.dropped else "."))
     path = write_report(res, args.out, command=cmd, data_note=note)
     for scheme, sr in res.schemes.items():
         cols = ["regret1_geomean", "regret25_geomean", "hit25", "tau_mean", "mape_pct", "interval_coverage"]

@@ -190,3 +190,21 @@ def test_extra_rows_train_every_fold_they_fit_and_are_never_scored():
     assert set(to_harvested) == {0, 1, 2, 4, 5, 6}
     assert with_extra_training_rows(table, None, folds)[0] is table
     assert all(te.max() < len(table) for _, _, te in folds) and np.all(full.index == np.arange(8))
+
+
+def test_other_card_rows_with_assumed_loop_trips_are_left_out(monkeypatch):
+    """An other card's row whose loop trips rest on the loaded-integer
+    assumption does not train (its byte counts may be far from its work);
+    the reason is kept with the dropped keys."""
+    import pandas as pd
+
+    from learned_cost.train import build
+    from learned_cost.train.features_table import FeaturesTable
+
+    t = pd.DataFrame({"key": ["a", "b", "c"], "group": ["g/1", "g/1", "g/2"], "family": ["g", "g", "g"],
+                      "unresolved_loops": [0.0, 1.0, 0.0]})
+    monkeypatch.setattr(build, "load_features", lambda d, hw, **kw: (FeaturesTable(t.copy(), {"z": "no TTIR"}), None))
+    ft = build.load_other_hardware([("data/h100", "h100")], "h200")
+    assert ft.table["key"].tolist() == ["a", "c"]
+    assert ft.table["group"].tolist() == ["h100:g/1", "h100:g/2"]
+    assert ft.dropped == {"b": build.ASSUMED_TRIPS_REASON, "z": "no TTIR"}
