@@ -291,11 +291,34 @@ def _raw_nbytes(raw_key: Hashable) -> int:
     return (len(ttir) if isinstance(ttir, str) else 0) + _RAW_RECORD_BYTES
 
 
-def _interval(model: Any, latency: float) -> tuple[float | None, float | None]:
-    """The model's interval around ``latency`` µs; (None, None) for a model
+def _interval(model: Any, latency: float, scale: float | None = None) -> tuple[float | None, float | None]:
+    """The model's interval around ``latency`` µs, kernel-dependent when the
+    model has a width model and ``scale`` is known; (None, None) for a model
     that states none (the analytic model)."""
     bounds = getattr(model, "interval_bounds", None)
-    return bounds(latency) if bounds is not None else (None, None)
+    if bounds is None:
+        return None, None
+    return bounds(latency, scale) if scale is not None else bounds(latency)
+
+
+def _width_key(key: str) -> str:
+    """Prediction-cache key of a prediction's interval width scale."""
+    return key + "w"
+
+
+def _interval_scales(model: Any, features: Sequence, profile: Any) -> list[float | None]:
+    """Width scale of each item's interval, or None each when the model has
+    no width model or it fails (the constant interval then applies)."""
+    fn = getattr(model, "interval_scales", None)
+    if fn is None:
+        return [None] * len(features)
+    try:
+        s = fn(features, profile)
+        if s is None or len(s) != len(features):
+            return [None] * len(features)
+        return [float(v) if math.isfinite(v) else None for v in s]
+    except Exception:  # noqa: BLE001 - the width is an extra, never a reason to fail a prediction
+        return [None] * len(features)
 
 
 @dataclass
@@ -500,7 +523,7 @@ class Predictor:
         key = prediction_key(digest, it.canonical_bindings, it.grid, it.options, profile.digest, model.digest)
         latency = self._prediction_cache().get(key)
         if latency is not None:
-            low, high = _interval(model, latency)
+            low, high = _interval(model, latency, self._prediction_cache().get(_width_key(key)))
             return Prediction(config=it.config, latency_us=latency, model=model.name, hardware=profile.name,
                               cached=True, latency_low_us=low, latency_high_us=high)
 
@@ -596,13 +619,15 @@ class Predictor:
             try:
                 values = [float(v) for v in first.model.predict_many([prepared[i].features for i in idx],
                                                                       first.profile)]
+                scales = _interval_scales(first.model, [prepared[i].features for i in idx], first.profile)
                 if len(values) != len(idx):
                     raise ValueError(f"predict_many returned {len(values)} values for {len(idx)} items")
                 problem = None
             except Exception as e:  # noqa: BLE001 - a broken model must not stop predictions
                 values = [math.nan] * len(idx)
+                scales = [None] * len(idx)
                 problem = f"model {first.model.name} failed ({type(e).__name__}: {e})"
-            for i, v in zip(idx, values):
+            for i, v, scale in zip(idx, values, scales):
                 p = prepared[i]
                 notes = list(p.features.warnings)
                 model_name = p.model.name
@@ -612,8 +637,10 @@ class Predictor:
                     why = problem or f"model {model_name} predicted {v!r}"
                     notes.append(f"{why}; used the analytic model")
                     v, model_name = analytic_latency_us(p.features, p.profile), "analytic"
-                low, high = _interval(p.model, v) if model_name == p.model.name else (None, None)
+                low, high = _interval(p.model, v, scale) if model_name == p.model.name else (None, None)
                 self._prediction_cache().put(p.key, v)
+                if scale is not None and model_name == p.model.name:
+                    self._prediction_cache().put(_width_key(p.key), scale)
                 if p.raw_key is not None:
                     record = _RawRecord.of(v, model_name, p.profile.name, p.features, notes, low, high)
                     self._raw.put(p.raw_key, tuple(record), _raw_nbytes(p.raw_key))

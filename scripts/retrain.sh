@@ -62,5 +62,7 @@ echo "== evaluate -> reports/$hardware"
 
 echo "== install -> models/$hardware"
 mkdir -p "models/$hardware"
+rm -f "models/$hardware/interval_model.txt"
+[ -f "$staging/interval_model.txt" ] && cp "$staging/interval_model.txt" "models/$hardware/"
 cp "$staging/model.txt" "$staging/metadata.json" "models/$hardware/"
 echo "done: models/$hardware (see reports/$hardware/evaluation.md)"

@@ -44,6 +44,9 @@ from .model_file import check_model_text
 
 # The files of a model directory (see the module docstring).
 MODEL_FILE = "model.txt"
+#: The optional width model of a kernel-dependent interval (metadata
+#: ``interval.scaled``; see ``learned_cost.train.fit.ScaledInterval``).
+WIDTH_FILE = "interval_model.txt"
 METADATA_FILE = "metadata.json"
 METADATA_FORMAT = 1
 _MIN_US = 1e-3
@@ -276,7 +279,8 @@ class LearnedModel:
 
     name = "learned"
 
-    def __init__(self, booster, metadata: ModelMetadata, model_text: str):
+    def __init__(self, booster, metadata: ModelMetadata, model_text: str, width_booster=None,
+                 width_text: str | None = None):
         if metadata.variant not in LATENCY_VARIANTS:
             raise ModelLoadError(
                 f"variant {metadata.variant!r} does not predict microseconds; expected one of {LATENCY_VARIANTS}")
@@ -289,6 +293,10 @@ class LearnedModel:
         self.hardware = metadata.hardware
         self.variant = metadata.variant
         self.interval_logs = _interval_logs(metadata.interval)
+        # kernel-dependent width: (center, z_low, z_high, floor), used with the width booster
+        self.width_terms = _width_terms(metadata.interval) if width_booster is not None else None
+        self._width_booster = width_booster if self.width_terms is not None else None
+        self._width_text = width_text if self.width_terms is not None else None
         # the feature schema the booster was trained on (this package's or an earlier one)
         self.schema_version = int(metadata.feature_schema_version)
         self._n_features = len(metadata.feature_names)
@@ -296,12 +304,21 @@ class LearnedModel:
 
     # ------------------------------------------------------------ io
     @classmethod
-    def from_booster(cls, booster, metadata_fields: dict) -> LearnedModel:
+    def from_booster(cls, booster, metadata_fields: dict, width_booster=None) -> LearnedModel:
         """Wrap a freshly trained booster; ``metadata_fields`` fills every
-        ModelMetadata field except the schema, digest and LightGBM version."""
+        ModelMetadata field except the schema, digest and LightGBM version.
+        ``width_booster``: the width model of ``interval["scaled"]``, whose
+        SHA-256 is recorded there."""
         import lightgbm as lgb
 
         text = booster.model_to_string()
+        width_text = None
+        if width_booster is not None and isinstance(metadata_fields.get("interval", {}).get("scaled"), dict):
+            width_text = width_booster.model_to_string()
+            interval = dict(metadata_fields["interval"])
+            interval["scaled"] = {**interval["scaled"], "model_file": WIDTH_FILE,
+                                  "model_sha256": sha256_bytes(width_text.encode("utf-8"))}
+            metadata_fields = {**metadata_fields, "interval": interval}
         md = ModelMetadata(
             feature_schema_version=FEATURE_SCHEMA_VERSION,
             feature_names=feature_names(),
@@ -311,14 +328,19 @@ class LearnedModel:
             analytic_version=_analytic_version(),
             **metadata_fields,
         )
-        return cls(booster, md, text)
+        return cls(booster, md, text, width_booster, width_text)
 
     def save(self, path: str | os.PathLike) -> Path:
-        """Write model.txt and metadata.json into directory ``path`` (created),
-        each atomically (temp file + rename)."""
+        """Write model.txt, the width model when there is one, and
+        metadata.json into directory ``path`` (created), each atomically
+        (temp file + rename)."""
         d = Path(path)
         d.mkdir(parents=True, exist_ok=True)
         atomic_write_bytes(d / MODEL_FILE, self._model_text.encode("utf-8"))
+        if self._width_text is not None:
+            atomic_write_bytes(d / WIDTH_FILE, self._width_text.encode("utf-8"))
+        elif (d / WIDTH_FILE).exists():
+            (d / WIDTH_FILE).unlink()  # a stale width model of an earlier model
         atomic_write_bytes(d / METADATA_FILE, self.metadata.to_json().encode("utf-8"))
         return d
 
@@ -373,18 +395,36 @@ class LearnedModel:
             # a model from before intervals existed still predicts; say once that it states none
             warnings.warn(f"{jfile} records no prediction interval; its predictions carry none "
                           "(retrain to get latency_low_us / latency_high_us)", RuntimeWarning, stacklevel=2)
-        return cls(booster, md, text)
+        width_booster, width_text = _load_width_model(d, md, len(md.model_inputs))
+        return cls(booster, md, text, width_booster, width_text)
 
     # ------------------------------------------------------------ predict
-    def interval_bounds(self, us: float) -> tuple[float | None, float | None]:
+    def interval_bounds(self, us: float, scale: float | None = None) -> tuple[float | None, float | None]:
         """(low, high) µs of the model's stated interval (80 % unless its
         metadata says otherwise) around a predicted ``us``; (None, None) for
-        a model trained without one. The interval is a fixed factor range, so
-        it needs the latency only."""
-        if self.interval_logs is None or not (math.isfinite(us) and us > 0):
+        a model trained without one. With a width model and the row's width
+        ``scale`` (``interval_scales``), the kernel-dependent interval;
+        without a scale, the constant factor range, which needs the latency
+        only."""
+        if not (math.isfinite(us) and us > 0):
+            return None, None
+        if self.width_terms is not None and scale is not None and math.isfinite(scale):
+            center, z_low, z_high, floor = self.width_terms
+            s = max(float(scale), floor)
+            return us * math.exp(center + z_low * s), us * math.exp(center + z_high * s)
+        if self.interval_logs is None:
             return None, None
         lo, hi = self.interval_logs
         return us * math.exp(lo), us * math.exp(hi)
+
+    def interval_scales(self, features: Sequence, profile) -> np.ndarray | None:
+        """Width scale (log units) of each FeatureVector's interval, from the
+        width model; None for a model without one."""
+        if self._width_booster is None or len(features) == 0:
+            return None
+        x = self.own_columns(np.vstack([input_vector(fv, profile, self.schema_version) for fv in features]))
+        s = np.asarray(self._width_booster.predict(x, num_threads=1), dtype=np.float64)
+        return np.maximum(s, self.width_terms[3])  # the floor: an l1 model may predict below it
 
     @property
     def input_names(self) -> list[str]:
@@ -487,6 +527,44 @@ class _FastRow:
             self._lib.LGBM_FastConfigFree(self.handle)
         except Exception:  # noqa: BLE001, S110 - interpreter shutdown: nothing left to free into
             pass
+
+
+def _width_terms(d: dict) -> tuple[float, float, float, float] | None:
+    """(center, z_low, z_high, floor) of a metadata ``interval.scaled``
+    entry, None when absent or malformed."""
+    try:
+        sc = d["scaled"]
+        terms = tuple(float(sc[k]) for k in ("center", "z_low", "z_high", "floor"))
+    except (KeyError, TypeError, ValueError):
+        return None
+    ok = all(math.isfinite(t) for t in terms) and terms[1] <= terms[2] and terms[3] > 0
+    return terms if ok else None  # type: ignore[return-value]
+
+
+def _load_width_model(d: Path, md: ModelMetadata, n_inputs: int):
+    """(booster, text) of the model's width model, or (None, None) when its
+    metadata names none. A missing, altered or unreadable file costs the
+    kernel-dependent width only: one warning, and the constant interval."""
+    from .lgb_native import load_booster
+
+    if _width_terms(md.interval) is None:
+        return None, None
+    f = d / WIDTH_FILE
+    sha = md.interval["scaled"].get("model_sha256")
+    try:
+        raw = f.read_bytes()
+        if sha256_bytes(raw) != sha:
+            raise ModelLoadError(f"SHA-256 differs from the metadata's {str(sha)[:16]}...")
+        text = raw.decode("utf-8")
+        check_model_text(text, n_inputs=n_inputs)
+        booster = load_booster(text)
+        if booster.num_feature() != n_inputs:
+            raise ModelLoadError(f"expects {booster.num_feature()} inputs, not {n_inputs}")
+    except Exception as e:  # noqa: BLE001 - the latency model stays usable
+        warnings.warn(f"{f}: width model not used ({e}); predictions carry the constant interval",
+                      RuntimeWarning, stacklevel=3)
+        return None, None
+    return booster, text
 
 
 def _interval_logs(d: dict) -> tuple[float, float] | None:

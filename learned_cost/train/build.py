@@ -31,6 +31,8 @@ from .fit import (
     Interval,
     Selection,
     fit,
+    fit_scaled_interval,
+    input_matrix,
     random_group_folds,
     run_fit_tasks,
     select_variant,
@@ -188,6 +190,10 @@ def train_from_table(ft: FeaturesTable, hardware: str, out: str | Path, params: 
     if interval is None:
         interval = _interval_only(table, variant, params, select_splits, jobs)
     fitted = fit(table, variant, params)
+    width_booster, scaled = _width_model(table, selection)
+    interval_meta = interval.as_dict() if interval is not None else {}
+    if scaled is not None:
+        interval_meta["scaled"] = scaled.as_dict()
     metrics = {}
     if selection is not None:
         metrics["variant_selection_cv"] = {
@@ -210,12 +216,27 @@ def train_from_table(ft: FeaturesTable, hardware: str, out: str | Path, params: 
                if "hardware" in table.columns and table["hardware"].nunique() > 1 else {}),
         },
         "metrics": metrics,
-        "interval": interval.as_dict() if interval is not None else {},
+        "interval": interval_meta,
         "created": _dt.datetime.now(_dt.timezone.utc).replace(microsecond=0).isoformat(),
-    })
+    }, width_booster=width_booster)
     d = model.save(out)
     return TrainResult(model_dir=d, variant=variant, rows=len(table), selection=selection,
                        seconds=time.perf_counter() - t0, interval=interval)
+
+
+def _width_model(table: pd.DataFrame, selection):
+    """(width booster, ScaledInterval) fitted on the selection CV's
+    out-of-family predictions, or (None, None) without a selection (then
+    the model states the constant interval only)."""
+    if selection is None or selection.oof is None:
+        return None, None
+    te, pred = selection.oof
+    sub = table.iloc[te]
+    try:
+        return fit_scaled_interval(input_matrix(sub), sub["latency_us"].to_numpy(np.float64), pred,
+                                   sub["family"].to_numpy())
+    except ValueError:
+        return None, None
 
 
 def _interval_only(table: pd.DataFrame, variant: str, params: FitParams, n_splits: int,

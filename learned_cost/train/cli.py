@@ -220,8 +220,13 @@ def cmd_retrain(args) -> int:
         install.mkdir(parents=True, exist_ok=True)
         # A reader racing this copy may see a new model.txt with the old metadata.json; the loader's
         # digest check turns that into the analytic fallback instead of a wrong model.
-        from ..models.learned import METADATA_FILE, MODEL_FILE
+        from ..models.learned import METADATA_FILE, MODEL_FILE, WIDTH_FILE
 
+        # the width model first and the metadata last: the metadata names the width model's digest
+        if (staging / WIDTH_FILE).is_file():
+            shutil.copy2(staging / WIDTH_FILE, install / WIDTH_FILE)
+        elif (install / WIDTH_FILE).exists():
+            (install / WIDTH_FILE).unlink()
         for f in (MODEL_FILE, METADATA_FILE):
             shutil.copy2(staging / f, install / f)
         shutil.rmtree(staging, ignore_errors=True)

@@ -701,6 +701,9 @@ class Selection:
     comparison: pd.DataFrame
     folds: list[str] = field(default_factory=list)
     interval: Interval | None = None
+    # the picked variant's out-of-family predictions: (row indices into the
+    # table, µs); what the width model of a ScaledInterval is fitted on
+    oof: tuple[np.ndarray, np.ndarray] | None = None
 
 
 def selection_tasks(table: pd.DataFrame, n_splits: int = INTERVAL_SPLITS, variants=VARIANTS,
@@ -738,8 +741,10 @@ def pick_variant(table: pd.DataFrame, tasks: list, results: list[np.ndarray], fo
     best_r1 = cand["regret1_geomean"].min()
     close = cand[cand["regret1_geomean"] <= best_r1 * 1.005]
     pick = str(close["mape_pct"].idxmin())
+    parts = by_variant[pick]
+    oof = (np.concatenate([p[0] for p in parts]), np.concatenate([p[1] for p in parts]))
     return Selection(variant=pick, comparison=comp, folds=fold_names,
-                     interval=variant_interval(table, tasks, results, pick))
+                     interval=variant_interval(table, tasks, results, pick), oof=oof)
 
 
 def _by_variant(tasks: list, results: list[np.ndarray]) -> dict[str, list]:
@@ -766,3 +771,91 @@ def select_variant(table: pd.DataFrame, params: FitParams | None = None, n_split
     which must be training data only; the rule is ``pick_variant``'s."""
     tasks, names = selection_tasks(table, n_splits, variants)
     return pick_variant(table, tasks, run_fit_tasks(table, tasks, params, jobs), names)
+
+
+# ------------------------------------------------ kernel-dependent interval width
+#: The width model: a small LightGBM on the same inputs, fitted to the
+#: absolute out-of-family log-error |ln(measured / predicted) - center|.
+#: Few leaves and a large leaf minimum: it should learn which kinds of
+#: kernels the latency model gets wrong, not memorise rows.
+WIDTH_ROUNDS = 150
+WIDTH_PARAMS = {
+    "objective": "l1", "learning_rate": 0.05, "num_leaves": 15, "min_data_in_leaf": 500,
+    "feature_fraction": 0.8, "bagging_fraction": 0.5, "bagging_freq": 1, "lambda_l2": 1.0,
+    "verbose": -1, "num_threads": 1, "deterministic": True, "force_row_wise": True, "seed": 7,
+}
+#: Smallest width scale (log units) a row may get: below it a band would
+#: claim more precision than the timings' own noise (~2 %).
+WIDTH_FLOOR = 0.02
+
+
+@dataclass(frozen=True)
+class ScaledInterval:
+    """A kernel-dependent multiplicative interval: the measured latency lies
+    in [µs x exp(center + z_low·s), µs x exp(center + z_high·s)], where s
+    (log units, >= ``floor``) is the width model's prediction for the row.
+
+    ``center`` is the median out-of-family log-error; ``z_low`` / ``z_high``
+    are percentiles of the standardised error (ln(measured / predicted) -
+    center) / s over rows whose s came from a width model that never saw
+    their family (two family halves, cross-fitted), so the stated coverage
+    holds for kernel families outside the training data as well as the
+    constant ``Interval`` does, while easy kernels get narrower bands and
+    hard ones wider."""
+
+    center: float
+    z_low: float
+    z_high: float
+    floor: float = WIDTH_FLOOR
+    coverage: float = INTERVAL_COVERAGE
+    rows: int = 0
+
+    def bounds(self, us, scale):
+        """(low, high) µs for latencies ``us`` and width scales ``scale``."""
+        s = np.maximum(np.asarray(scale, dtype=np.float64), self.floor)
+        return us * np.exp(self.center + self.z_low * s), us * np.exp(self.center + self.z_high * s)
+
+    def as_dict(self) -> dict:
+        return asdict(self)
+
+
+def _fit_width_booster(x: np.ndarray, abs_err: np.ndarray):
+    import lightgbm as lgb
+
+    return lgb.train(WIDTH_PARAMS, lgb.Dataset(x, abs_err, free_raw_data=True), WIDTH_ROUNDS)
+
+
+def fit_scaled_interval(x: np.ndarray, true_us: np.ndarray, pred_us: np.ndarray, families: np.ndarray,
+                        coverage: float = INTERVAL_COVERAGE, seed: int = 0):
+    """Width model and ``ScaledInterval`` from out-of-family predictions
+    ``pred_us`` of rows with inputs ``x`` (``input_names()`` order),
+    measured ``true_us`` and kernel ``families``. Returns (booster,
+    ScaledInterval); raises ValueError when fewer than 2 families or no
+    usable rows are given."""
+    x = np.asarray(x, dtype=np.float64)
+    t = np.asarray(true_us, dtype=np.float64)
+    p = np.asarray(pred_us, dtype=np.float64)
+    fam = np.asarray(families).astype(str)
+    ok = np.isfinite(t) & np.isfinite(p) & (t > 0) & (p > 0)
+    if not 0.0 < coverage < 1.0:
+        raise ValueError(f"coverage must be in (0, 1), got {coverage}")
+    x, fam, r = x[ok], fam[ok], np.log(t[ok] / p[ok])
+    names = np.unique(fam)
+    if len(names) < 2:
+        raise ValueError(f"a width model needs rows of at least 2 families, got {len(names)}")
+    center = float(np.median(r))
+    dev = np.abs(r - center)
+    # cross-fit over two family halves: each row's scale from a width model
+    # that never saw its family, as a new kernel's will be
+    rng = np.random.default_rng(seed)
+    half = set(rng.permutation(names)[: len(names) // 2])
+    in_a = np.array([f in half for f in fam])
+    z = np.empty(len(r))
+    for fit_rows in (in_a, ~in_a):
+        b = _fit_width_booster(x[fit_rows], dev[fit_rows])
+        s = np.maximum(b.predict(x[~fit_rows], num_threads=1), WIDTH_FLOOR)
+        z[~fit_rows] = (r[~fit_rows] - center) / s
+    tail = (1.0 - coverage) / 2.0
+    z_low, z_high = np.quantile(z, [tail, 1.0 - tail])
+    booster = _fit_width_booster(x, dev)
+    return booster, ScaledInterval(center, float(z_low), float(z_high), WIDTH_FLOOR, coverage, int(len(r)))

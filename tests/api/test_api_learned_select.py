@@ -107,3 +107,36 @@ def test_model_without_interval_loads_with_one_warning(model_dir):
     assert len([w for w in rec if issubclass(w.category, RuntimeWarning)]) == 1
     assert p.model == "learned" and math.isfinite(p.latency_us)
     assert p.latency_low_us is None and p.latency_high_us is None
+
+
+def test_width_model_gives_kernel_dependent_bounds_through_both_caches(tmp_path, monkeypatch):
+    profile = load_profile("h200")
+    names = ("add", "matmul", "softmax", "layernorm", "row_sum", "add2d", "embedding", "cumsum")
+    fvs = [predict_item(fixture_item(n)).features for n in names]
+    x = np.vstack([learned.input_vector(f, profile) for f in fvs] * 4)
+    params = {"min_data_in_leaf": 1, "num_leaves": 4, "verbose": -1, "num_threads": 1, "deterministic": True}
+    booster = lgb.train({**params, "objective": "regression"}, lgb.Dataset(x, np.log(np.linspace(2.0, 50.0, len(x)))),
+                        num_boost_round=5)
+    # width scales made up per kernel: 0.1 for the matmul fixture's rows, 0.6 for the others
+    is_mm = np.tile([n == "matmul" for n in names], 4)
+    width = lgb.train({**params, "objective": "regression"}, lgb.Dataset(x, np.where(is_mm, 0.1, 0.6)),
+                      num_boost_round=30)
+    scaled = {"center": 0.0, "z_low": -1.0, "z_high": 1.0, "floor": 0.02, "coverage": 0.8, "rows": 32}
+    model = learned.LearnedModel.from_booster(
+        booster, {"variant": "log_latency", "model_inputs": learned.input_names(), "hardware": "h200",
+                  "hyperparameters": {}, "interval": {"log_low": math.log(0.5), "log_high": math.log(1.5),
+                                                      "coverage": 0.8, "rows": 64, "scaled": scaled}},
+        width_booster=width)
+    model.save(tmp_path / "h200")
+    monkeypatch.setenv("LEARNED_COST_MODEL_DIR", str(tmp_path))
+    clear_caches()
+    mm, add = predict_item(fixture_item("matmul", model=None)), predict_item(fixture_item("add", model=None))
+    assert mm.model == add.model == "learned"
+    w_mm = math.log(mm.latency_high_us / mm.latency_low_us)
+    w_add = math.log(add.latency_high_us / add.latency_low_us)
+    assert w_mm == pytest.approx(0.2, abs=0.05) and w_add == pytest.approx(1.2, abs=0.2)
+    # the raw-item cache and the features-key cache give the same bounds back
+    again = predict_item(fixture_item("matmul", model=None))
+    assert again.cached and (again.latency_low_us, again.latency_high_us) == (mm.latency_low_us, mm.latency_high_us)
+    same_key = predict_item(fixture_item("matmul", model=None, config="other name"))
+    assert same_key.cached and same_key.latency_high_us == pytest.approx(mm.latency_high_us)

@@ -70,8 +70,9 @@ def test_save_reload_identical(trained, tmp_path):
 
 
 def _copy(src, dst):
-    for f in ("model.txt", "metadata.json"):
-        (dst / f).write_bytes((src / f).read_bytes())
+    for f in ("model.txt", "interval_model.txt", "metadata.json"):
+        if (src / f).exists():
+            (dst / f).write_bytes((src / f).read_bytes())
     return dst
 
 
