@@ -306,19 +306,17 @@ def _width_key(key: str) -> str:
     return key + "w"
 
 
-def _interval_scales(model: Any, features: Sequence, profile: Any) -> list[float | None]:
-    """Width scale of each item's interval, or None each when the model has
-    no width model or it fails (the constant interval then applies)."""
-    fn = getattr(model, "interval_scales", None)
-    if fn is None:
-        return [None] * len(features)
-    try:
-        s = fn(features, profile)
-        if s is None or len(s) != len(features):
-            return [None] * len(features)
-        return [float(v) if math.isfinite(v) else None for v in s]
-    except Exception:  # noqa: BLE001 - the width is an extra, never a reason to fail a prediction
-        return [None] * len(features)
+def _predict_with_scales(model: Any, features: Sequence, profile: Any) -> tuple[list[float], list[float | None]]:
+    """µs of each item and the width scale of its interval (None each where
+    the model has no width model: the constant interval then applies). A
+    model with ``predict_many_with_scales`` builds its input rows once for both."""
+    both = getattr(model, "predict_many_with_scales", None)
+    if both is None:
+        return [float(v) for v in model.predict_many(features, profile)], [None] * len(features)
+    values, scales = both(features, profile)
+    if scales is None or len(scales) != len(features):
+        return [float(v) for v in values], [None] * len(features)
+    return [float(v) for v in values], [float(v) if math.isfinite(v) else None for v in scales]
 
 
 @dataclass
@@ -617,9 +615,8 @@ class Predictor:
             first = prepared[idx[0]]
             assert isinstance(first, _Pending)
             try:
-                values = [float(v) for v in first.model.predict_many([prepared[i].features for i in idx],
-                                                                      first.profile)]
-                scales = _interval_scales(first.model, [prepared[i].features for i in idx], first.profile)
+                values, scales = _predict_with_scales(first.model, [prepared[i].features for i in idx],
+                                                      first.profile)
                 if len(values) != len(idx):
                     raise ValueError(f"predict_many returned {len(values)} values for {len(idx)} items")
                 problem = None

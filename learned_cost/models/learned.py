@@ -422,9 +422,19 @@ class LearnedModel:
         width model; None for a model without one."""
         if self._width_booster is None or len(features) == 0:
             return None
-        x = self.own_columns(np.vstack([input_vector(fv, profile, self.schema_version) for fv in features]))
-        s = np.asarray(self._width_booster.predict(x, num_threads=1), dtype=np.float64)
-        return np.maximum(s, self.width_terms[3])  # the floor: an l1 model may predict below it
+        return self._scales_of_rows(self._rows(features, profile))
+
+    def _scales_of_rows(self, x: np.ndarray) -> np.ndarray | None:
+        """Width scales of input rows (``predict_inputs``' orders), at least
+        the floor (an l1 model may predict below it); None without a width model."""
+        if self._width_booster is None:
+            return None
+        x = self.own_columns(x)
+        if len(x) == 1:
+            s = np.array([self._raw_row(self._width_booster, "fast_width", x[0])])
+        else:
+            s = np.asarray(self._width_booster.predict(x, num_threads=1), dtype=np.float64)
+        return np.maximum(s, self.width_terms[3])
 
     @property
     def input_names(self) -> list[str]:
@@ -453,13 +463,30 @@ class LearnedModel:
         raw = np.asarray(self._booster.predict(x, num_threads=1), dtype=np.float64)
         return output_to_score(raw, x[:, self._analytic_col], self.variant)
 
+    def _rows(self, features: Sequence, profile) -> np.ndarray:
+        return np.vstack([input_vector(fv, profile, self.schema_version) for fv in features])
+
     def predict_many(self, features: Sequence, profile) -> np.ndarray:
         """Latency in µs of each FeatureVector of ``features`` on ``profile``."""
         if len(features) == 0:
             return np.empty(0, dtype=np.float64)
-        if len(features) == 1:
-            return np.array([self.predict(features[0], profile)])
-        return self.predict_inputs(np.vstack([input_vector(fv, profile, self.schema_version) for fv in features]))
+        return self._predict_rows(self._rows(features, profile))
+
+    def _predict_rows(self, x: np.ndarray) -> np.ndarray:
+        return np.array([self.predict_row(x[0])]) if len(x) == 1 else self.predict_inputs(x)
+
+    def predict_many_with_scales(self, features: Sequence, profile) -> tuple[np.ndarray, np.ndarray | None]:
+        """``predict_many`` and ``interval_scales`` from one set of input rows
+        (what a prediction batch needs: the rows are built once)."""
+        if len(features) == 0:
+            return np.empty(0, dtype=np.float64), None
+        x = self._rows(features, profile)
+        us = self._predict_rows(x)
+        try:
+            scales = self._scales_of_rows(x)
+        except Exception:  # noqa: BLE001 - the width is an extra, never a reason to fail a prediction
+            scales = None
+        return us, scales
 
     def predict(self, features, profile) -> float:
         """Latency in µs of one FeatureVector on ``profile``."""
@@ -470,18 +497,24 @@ class LearnedModel:
         single-row C entry point: Booster.predict spends ~100 µs per call on
         Python-side setup, this path a few µs. Same trees, same result."""
         row = np.ascontiguousarray(row, dtype=np.float64)
-        raw = None
+        raw = self._raw_row(self._booster, "fast", row)
+        return output_to_us(raw, float(row[self._analytic_col]), self.variant)
+
+    def _raw_row(self, booster, slot: str, row: np.ndarray) -> float:
+        """``booster``'s raw output for one row, through this thread's
+        ``_FastRow`` handle kept in ``self._local.<slot>`` when the private
+        entry point works, else through Booster.predict."""
+        row = np.ascontiguousarray(row, dtype=np.float64)
         if self._fast_ok:
             try:
-                fast = getattr(self._local, "fast", None)
+                fast = getattr(self._local, slot, None)
                 if fast is None:
-                    fast = self._local.fast = _FastRow(self._booster, row.size)
-                raw = fast.predict(row)
+                    fast = _FastRow(booster, row.size)
+                    setattr(self._local, slot, fast)
+                return fast.predict(row)
             except Exception:  # noqa: BLE001 - private LightGBM API changed: use the public one from now on
                 self._fast_ok = False
-        if raw is None:
-            raw = float(self._booster.predict(row[None, :], num_threads=1)[0])
-        return output_to_us(raw, float(row[self._analytic_col]), self.variant)
+        return float(booster.predict(row[None, :], num_threads=1)[0])
 
 
 class _FastRow:

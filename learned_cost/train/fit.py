@@ -741,10 +741,9 @@ def pick_variant(table: pd.DataFrame, tasks: list, results: list[np.ndarray], fo
     best_r1 = cand["regret1_geomean"].min()
     close = cand[cand["regret1_geomean"] <= best_r1 * 1.005]
     pick = str(close["mape_pct"].idxmin())
-    parts = by_variant[pick]
-    oof = (np.concatenate([p[0] for p in parts]), np.concatenate([p[1] for p in parts]))
-    return Selection(variant=pick, comparison=comp, folds=fold_names,
-                     interval=variant_interval(table, tasks, results, pick), oof=oof)
+    te, pred = _variant_oof(by_variant, pick)
+    interval = interval_from_oof(table["latency_us"].to_numpy(np.float64)[te], pred)
+    return Selection(variant=pick, comparison=comp, folds=fold_names, interval=interval, oof=(te, pred))
 
 
 def _by_variant(tasks: list, results: list[np.ndarray]) -> dict[str, list]:
@@ -754,14 +753,18 @@ def _by_variant(tasks: list, results: list[np.ndarray]) -> dict[str, list]:
     return out
 
 
+def _variant_oof(by_variant: dict[str, list], variant: str) -> tuple[np.ndarray, np.ndarray]:
+    """(row indices, out-of-fold predictions) of one variant's finished CV tasks."""
+    parts = by_variant.get(variant)
+    if not parts:
+        raise ValueError(f"no CV results for variant {variant!r}")
+    return np.concatenate([p[0] for p in parts]), np.concatenate([p[1] for p in parts])
+
+
 def variant_interval(table: pd.DataFrame, tasks: list, results: list[np.ndarray], variant: str,
                      coverage: float = INTERVAL_COVERAGE) -> Interval:
     """``Interval`` of one latency variant from finished grouped-CV tasks."""
-    parts = _by_variant(tasks, results).get(variant)
-    if not parts:
-        raise ValueError(f"no CV results for variant {variant!r}")
-    te = np.concatenate([p[0] for p in parts])
-    pred = np.concatenate([p[1] for p in parts])
+    te, pred = _variant_oof(_by_variant(tasks, results), variant)
     return interval_from_oof(table["latency_us"].to_numpy(np.float64)[te], pred, coverage)
 
 

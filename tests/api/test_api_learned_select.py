@@ -140,3 +140,8 @@ def test_width_model_gives_kernel_dependent_bounds_through_both_caches(tmp_path,
     assert again.cached and (again.latency_low_us, again.latency_high_us) == (mm.latency_low_us, mm.latency_high_us)
     same_key = predict_item(fixture_item("matmul", model=None, config="other name"))
     assert same_key.cached and same_key.latency_high_us == pytest.approx(mm.latency_high_us)
+    # a list (the width model on a matrix) and single items (its single-row path) give the same bounds
+    items = [fixture_item("add", model=None, config=i, arg_bindings=f"arg3={5000 + 97 * i}") for i in range(12)]
+    batch = [(p.latency_us, p.latency_low_us, p.latency_high_us) for p in predict_items(items)]
+    clear_caches()
+    assert [(p.latency_us, p.latency_low_us, p.latency_high_us) for p in map(predict_item, items)] == batch
