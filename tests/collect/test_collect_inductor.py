@@ -360,3 +360,83 @@ def test_zoo_entries_are_named_uniquely_and_list_their_sizes():
     dyn = [e for e in ZOO if e.sizes]
     assert dyn and all(len(e.shapes) == len(e.sizes) + 1 and e.name.endswith(f"-dyn{len(e.sizes)}") for e in dyn)
     assert {e.dtype for e in ZOO} == {"fp16", "bf16", "fp32"}
+
+
+# ---------------------------------------------------------------- kernels that compile for minutes
+def test_groups_that_timed_out_compiling_go_last_in_their_order():
+    from learned_cost.collect.inductor.replay import defer_slow, slow_compile_error
+
+    assert slow_compile_error("compile exceeded 45 s") and not slow_compile_error("relative L2 error 1 > 0")
+    items = ["a1", "s1", "b1", "s2", "c1"]
+    assert defer_slow(items, {"s"}, lambda x: x[0]) == ["a1", "b1", "c1", "s1", "s2"]
+    assert defer_slow(items, set(), lambda x: x[0]) == items
+
+
+def test_a_cancelled_compile_returns_at_once(tmp_path):
+    from learned_cost.collect.inductor.replay import compile_task
+
+    flag = tmp_path / "cancelled"
+    flag.touch()
+    # the capture text is not even parsed: the worker is freed at once
+    assert compile_task("not a capture", {}, str(flag)) == {"ok": False, "status": "cancelled", "error": ""}
+    bad = compile_task("not a capture", {}, str(tmp_path / "absent"))
+    assert bad["ok"] is False and bad["status"] != "cancelled"
+
+
+_ABANDON = r"""
+import sys, tempfile, time
+from pathlib import Path
+from learned_cost.collect.collector import _progress
+from learned_cost.collect.inductor.capture import Capture
+from learned_cost.collect.inductor.replay import ReplayOptions, Replayer, _Pending, config_space
+
+
+class Never:  # a compile that does not finish
+    def ready(self): return False
+    def wait(self, t): time.sleep(t)
+    def get(self): raise AssertionError("never finished")
+
+
+class Cancelled:
+    def ready(self): return True
+    def wait(self, t): pass
+    def get(self): return {"ok": False, "status": "cancelled", "error": ""}
+
+
+caps = [Capture.from_json(l) for l in Path(sys.argv[1]).read_text().splitlines() if l.strip()]
+red = next(c for c in caps if c.kernel_name.startswith("triton_red_"))
+opts = ReplayOptions(device="interpreter", out=Path(sys.argv[2]), progress=False, jobs=1, compile_timeout_s=0.3)
+r = Replayer(opts, [red])
+r.device.setup()
+import torch
+r.hardware, r.device_name, r.cancel_dir = "interp", "cpu", Path(tempfile.mkdtemp())
+cfgs = config_space(red, 4)
+keys = [r._key(red, c) for c in cfgs]
+bar = _progress(8, False)
+stop = r._run_capture(_Pending(red, cfgs, keys, [Never() for _ in cfgs]), torch, bar, {})
+print("TIMEOUT", stop, r.abandoned, r._cancel_flag(red).exists(), dict(r.summary.by_status))
+stop = r._run_capture(_Pending(red, cfgs, keys, [Cancelled() for _ in cfgs]), torch, bar, {})
+print("CANCELLED", stop, r.abandoned, dict(r.summary.by_status))
+r.flush(force=True)
+"""
+
+
+@pytest.mark.slow
+def test_a_capture_whose_compile_times_out_is_abandoned_not_waited_on(tmp_path):
+    from learned_cost.dataset import ProfileStore
+
+    script = tmp_path / "abandon.py"
+    script.write_text(_ABANDON)
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    env.pop("TRITON_INTERPRET", None)
+    out = subprocess.run([sys.executable, str(script), str(FIXTURES), str(tmp_path / "store")],
+                         capture_output=True, text=True, env=env, timeout=600)
+    assert out.returncode == 0, out.stderr[-3000:]
+    # one timeout row; the other three configs stay unmeasured and the
+    # capture's queued compiles are cancelled
+    assert "TIMEOUT False 3 True {'timeout': 1}" in out.stdout, out.stdout + out.stderr[-2000:]
+    # compiles cancelled because the same code timed out: nothing recorded
+    assert "CANCELLED False 7 {'timeout': 1}" in out.stdout, out.stdout + out.stderr[-2000:]
+    rows = ProfileStore(tmp_path / "store").load_rows()
+    assert rows["status"].tolist() == ["timeout"] and rows["error"].str.startswith("compile exceeded").all()
+    assert "left for a later run" in out.stderr

@@ -23,10 +23,12 @@ import json
 import math
 import os
 import re
+import shutil
 import sys
+import tempfile
 import time
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -44,6 +46,7 @@ from ..collector import (
 )
 from ..devices import Device
 from ...cache import canonical_json
+from ...dataset import ProfileStore
 from ..family import next_pow2
 from ..plan import row_key
 from .capture import BLOCK_NUMELS, Capture, bind_args, build_storages, load_kernel, load_tensors, strip_inductor_decorator
@@ -174,6 +177,20 @@ def replay_order(caps: Sequence[Capture]) -> list[Capture]:
     return out
 
 
+def slow_compile_error(error: str) -> bool:
+    """Whether a stored row's ``error`` says its compile timed out."""
+    return error.startswith("compile exceeded")
+
+
+def defer_slow(pending: Sequence[Any], slow_groups: set[str], group_of: Callable[[Any], str]) -> list:
+    """``pending`` with the items of groups that timed out compiling in an
+    earlier run moved to the end, each part in its order: a kernel whose
+    configs take minutes to compile must not spend the next run's deadline
+    before the kernels that compile in seconds."""
+    fast = [p for p in pending if group_of(p) not in slow_groups]
+    return fast + [p for p in pending if group_of(p) in slow_groups]
+
+
 def capture_group(cap: Capture) -> str:
     """The ``group`` of a capture's rows: program, kernel and capture."""
     return f"inductor/{cap.program}/{cap.kernel_name}/{cap.capture_id[:8]}"
@@ -229,9 +246,14 @@ def grid_for(cap: Capture, cfg: dict) -> tuple[int, int, int]:
     return launch_grid(cap.grid_meta, scope, block)
 
 
-def compile_task(cap_json: str, cfg: dict) -> dict:
+def compile_task(cap_json: str, cfg: dict, cancel_flag: str = "") -> dict:
     """Compile one config in a pool worker (fills Triton's disk cache, which
-    the timing process then hits) and return its TTIR texts."""
+    the timing process then hits) and return its TTIR texts. A task whose
+    ``cancel_flag`` file exists when a worker takes it up returns at once
+    (status ``cancelled``): its capture was abandoned after a compile timed
+    out, and the queued compiles must not hold the workers."""
+    if cancel_flag and os.path.exists(cancel_flag):
+        return {"ok": False, "status": "cancelled", "error": ""}
     try:
         cap = Capture.from_json(cap_json)
         return compile_launch(load_kernel(cap.source), _meta_args(cap), _constexprs(cap, cfg),
@@ -341,6 +363,7 @@ class Replayer(StoreWriter):
         self.caps = list(captures)
         self.device = Device(opts.device, warmup_ms=opts.warmup_ms, rep_ms=opts.rep_ms)
         self.pool = None
+        self.abandoned = 0  # configs left unmeasured in captures abandoned on a compile timeout
 
     def run(self) -> Summary:
         self.device.setup()
@@ -366,11 +389,16 @@ class Replayer(StoreWriter):
             self.summary.skipped += len(cfgs) - len(todo)
             if todo:
                 pending.append(_Pending(cap, [c for c, _ in todo], [k for _, k in todo]))
+        slow = self.store.groups_with_error(slow_compile_error)
+        for d in self.opts.skip_from:
+            slow |= ProfileStore(Path(d)).groups_with_error(slow_compile_error)
+        pending = defer_slow(pending, slow, lambda p: capture_group(p.cap))
         if self.opts.max_captures is not None:
             pending = pending[: self.opts.max_captures]
         total = sum(len(p.cfgs) for p in pending)
         print(f"[replay] device={self.device_name} captures={len(pending)} to_measure={total} "
-              f"skipped={self.summary.skipped}", file=sys.stderr, flush=True)
+              f"skipped={self.summary.skipped} deferred_slow_compiles={sum(capture_group(p.cap) in slow for p in pending)}",
+              file=sys.stderr, flush=True)
         if not pending:
             self.summary.seconds = time.monotonic() - self.t0
             return self.summary
@@ -378,6 +406,7 @@ class Replayer(StoreWriter):
         self._start_watchdog()
         bar = _progress(total, self.opts.progress)
         compiles: dict[str, Any] = {}  # compile key -> the pool's result, shared
+        self.cancel_dir = Path(tempfile.mkdtemp(prefix="replay-cancel-"))
         try:
             for i, p in enumerate(pending):
                 # compiles run ahead in replay order, a window of captures
@@ -385,10 +414,11 @@ class Replayer(StoreWriter):
                 for q in pending[i: i + self.opts.compile_ahead]:
                     if not q.futures:
                         light = _light_json(q.cap)
+                        flag = str(self._cancel_flag(q.cap))
                         for c in q.cfgs:
                             ck = compile_key(q.cap, c)
                             if ck not in compiles:
-                                compiles[ck] = self.pool.apply_async(compile_task, (light, c))
+                                compiles[ck] = self.pool.apply_async(compile_task, (light, c, flag))
                             q.futures.append(compiles[ck])
                 if self.remaining() < 5:
                     self.summary.stopped = "deadline"
@@ -401,9 +431,28 @@ class Replayer(StoreWriter):
             bar.close()
             self.flush(force=True)
             self.pool.terminate()
+            shutil.rmtree(self.cancel_dir, ignore_errors=True)
             self.summary.seconds = time.monotonic() - self.t0
-        print(f"[replay] {self.summary.line()}", file=sys.stderr, flush=True)
+        extra = f" abandoned_after_compile_timeout={self.abandoned}" if self.abandoned else ""
+        print(f"[replay] {self.summary.line()}{extra}", file=sys.stderr, flush=True)
         return self.summary
+
+    def _cancel_flag(self, cap: Capture) -> Path:
+        """The file whose existence cancels ``cap``'s queued compiles; one
+        per generated source, since captures of the same code at other
+        sizes share their compiles."""
+        from .capture import source_digest
+
+        return self.cancel_dir / source_digest(cap.source)
+
+    def _abandon(self, cap: Capture, left: int) -> None:
+        """Give up the rest of a capture whose compile timed out: its queued
+        compiles are cancelled and its unmeasured configs stay unmeasured
+        (a later run measures them after every other capture)."""
+        self._cancel_flag(cap).touch()
+        self.abandoned += left
+        print(f"[replay] {cap.program}/{cap.kernel_name}: a compile exceeded {self.opts.compile_timeout_s:.0f} s; "
+              f"{left} config(s) of this capture left for a later run", file=sys.stderr, flush=True)
 
     def _key(self, cap: Capture, cfg: dict) -> str:
         return row_key(self.hardware, cap.program, {"capture": cap.capture_id}, cap.dtype, cfg)
@@ -488,9 +537,15 @@ class Replayer(StoreWriter):
                 row.update(status="runtime_error", error=f"grid: {_short(exc)}")
                 self._record(row, bar)
                 continue
+            if res.get("status") == "cancelled":  # its code timed out compiling at another size
+                self._abandon(cap, len(todo) + 1)
+                return False
             if not res["ok"]:
                 row.update(status=res["status"], error=res["error"])
                 self._record(row, bar)
+                if res["status"] == "timeout" and todo:
+                    self._abandon(cap, len(todo))
+                    return False
                 continue
             kw = {**_constexprs(cap, cfg), **launch_options(cfg)}
 
