@@ -122,7 +122,8 @@ def _hf_model(kind: str, attn: str = "sdpa", **cfg: Any):
     T5 and BART (seq2seq), wav2vec 2.0 and the models of
     ``_AUDIO_CLS_CONFIGS`` (audio classification), Whisper (speech
     recognition over log-mel features), CLIP (contrastive image-text loss),
-    SegFormer (semantic segmentation)."""
+    SegFormer (semantic segmentation), the forecasters of
+    ``_FORECAST_CONFIGS`` (MSE over the forecast horizon)."""
 
     def build(shapes: list, dtype: str, device: str, mode: str) -> Callable[[], Any]:
         import torch
@@ -164,6 +165,9 @@ def _hf_model(kind: str, attn: str = "sdpa", **cfg: Any):
         elif kind == "segformer":
             config = transformers.SegformerConfig(**cfg)
             model = transformers.SegformerForSemanticSegmentation._from_config(config)
+        elif kind in _FORECAST_CONFIGS:
+            config = getattr(transformers, _FORECAST_CONFIGS[kind][0])(**cfg)
+            model = getattr(transformers, _FORECAST_CONFIGS[kind][1])._from_config(config)
         else:
             raise ValueError(kind)
         model = model.to(device=device, dtype=_torch_dtype(dtype))
@@ -185,6 +189,11 @@ def _hf_model(kind: str, attn: str = "sdpa", **cfg: Any):
                 hw = shape["HW"]
                 px = torch.randn(b, 3, hw, hw, device=device, dtype=_torch_dtype(dtype))
                 return (px, torch.randint(0, config.num_labels, (b, hw, hw), device=device))
+            if kind in _FORECAST_CONFIGS:  # B series of C channels: the context window and the horizon after it
+                dt = _torch_dtype(dtype)
+                past = torch.randn(b, config.context_length, config.num_input_channels, device=device, dtype=dt)
+                return (past, torch.randn(b, config.prediction_length, config.num_input_channels, device=device,
+                                          dtype=dt))
             if kind == "wav2vec2" or kind in _AUDIO_CLS_CONFIGS:  # raw audio: B clips of T samples
                 audio = torch.randn(b, shape["T"], device=device, dtype=_torch_dtype(dtype))
                 return (audio, torch.randint(0, config.num_labels, (b,), device=device))
@@ -203,9 +212,18 @@ def _hf_model(kind: str, attn: str = "sdpa", **cfg: Any):
 # (bottleneck projections, NoNorm: an affine map in place of LayerNorm,
 # stacked feed-forward networks), ConvBERT (span-based dynamic convolution
 # heads beside self-attention), Funnel (mean pooling of the sequence between
-# blocks, relative-shift attention, upsampling back to every token)
+# blocks, relative-shift attention, upsampling back to every token),
+# ModernBERT (local sliding-window layers between global ones, GeGLU,
+# rotary positions, LayerNorm without bias), RoFormer (sinusoidal rotary
+# positions applied to queries and keys in a BERT), Nystromformer (Nyström
+# attention: landmarks from segment means, an iterative Moore-Penrose
+# pseudo-inverse, a depthwise convolution over values), SqueezeBERT
+# (grouped 1 x 1 convolutions over the sequence in place of the linear
+# layers)
 _MASKED_LM_CONFIGS = {"deberta_v2": "DebertaV2Config", "distilbert": "DistilBertConfig", "albert": "AlbertConfig",
-                      "mobilebert": "MobileBertConfig", "convbert": "ConvBertConfig", "funnel": "FunnelConfig"}
+                      "mobilebert": "MobileBertConfig", "convbert": "ConvBertConfig", "funnel": "FunnelConfig",
+                      "modernbert": "ModernBertConfig", "roformer": "RoFormerConfig",
+                      "nystromformer": "NystromformerConfig", "squeezebert": "SqueezeBertConfig"}
 
 # image classifiers trained like ViT: BEiT (relative position bias tables,
 # layer scale, mean pooling), Swin V2 (cosine attention, a continuous
@@ -217,8 +235,17 @@ _IMAGE_CLS_CONFIGS = {"beit": "BeitConfig", "swinv2": "Swinv2Config", "perceiver
 # audio classifiers trained like wav2vec 2.0 (raw audio, pooled logits):
 # the wav2vec 2.0 Conformer (Transformer-XL relative positions with a
 # relative shift, a convolution module of pointwise convolution, GLU,
-# depthwise convolution and batch norm, half-step feed-forward networks)
-_AUDIO_CLS_CONFIGS = {"wav2vec2_conformer": "Wav2Vec2ConformerConfig"}
+# depthwise convolution and batch norm, half-step feed-forward networks),
+# WavLM (gated relative position bias: bucketed relative positions scaled
+# by gates computed from each query)
+_AUDIO_CLS_CONFIGS = {"wav2vec2_conformer": "Wav2Vec2ConformerConfig", "wavlm": "WavLMConfig"}
+
+# forecasters of multichannel time series, trained on the horizon's MSE:
+# PatchTST (channel-independent patches of the series, standard scaling
+# over the context window, a Transformer encoder with BatchNorm), and
+# PatchTSMixer (MLP-Mixer over patches and over features, gated attention)
+_FORECAST_CONFIGS = {"patchtst": ("PatchTSTConfig", "PatchTSTForPrediction"),
+                     "patchtsmixer": ("PatchTSMixerConfig", "PatchTSMixerForPrediction")}
 
 
 def _hf_loss_module():
@@ -242,6 +269,8 @@ def _hf_loss_module():
                 return self.model(input_ids=a, pixel_values=b, return_loss=True).loss
             if self.kind == "wav2vec2" or self.kind in _AUDIO_CLS_CONFIGS:
                 return self.model(input_values=a, labels=b).loss
+            if self.kind in _FORECAST_CONFIGS:
+                return self.model(past_values=a, future_values=b).loss
             if self.kind == "t5":
                 return self.model(input_ids=a, labels=b).loss
             return self.model(input_ids=a, labels=b).loss
@@ -1189,6 +1218,102 @@ def _entries() -> list[ZooEntry]:
     out.append(E("dlrm", {"B": 4096, "V": 20000}, "fp16", _plain("dlrm")))
     out.append(E("nerf", {"N": 2048, "S": 128}, "bf16", _plain("nerf")))
     out.append(E("pointnet", {"B": 16, "N": 2048}, "fp16", _plain("pointnet")))
+    # Programs of the eighth harvest: DeepSeek-V3 (multi-head latent
+    # attention: low-rank query and key-value compressions, rotary on a
+    # separate part of each head; a mixture of experts routed by sigmoid
+    # scores with group-limited top-k, a shared expert), DiffLlama
+    # (differential attention: the difference of two softmax maps scaled by
+    # a learned lambda, GroupNorm per head), gpt-oss (attention sinks,
+    # sliding-window layers between full ones, experts with a clamped
+    # SwiGLU), LFM2 (gated short causal convolutions between attention
+    # layers), OLMoE (top-2 routing over eight experts, RMSNorm on
+    # queries and keys), Granite (embedding, residual, attention and logit
+    # multipliers), the encoders, audio model and forecasters of
+    # _MASKED_LM_CONFIGS, _AUDIO_CLS_CONFIGS and _FORECAST_CONFIGS (ModernBERT,
+    # RoFormer, Nystromformer, SqueezeBERT, WavLM, PatchTST, PatchTSMixer),
+    # TinyViT (MBConv stages, window attention with attention biases),
+    # EdgeNeXt (split depthwise transposed attention across channels),
+    # DaViT (window attention beside channel-group attention), StarNet
+    # (element-wise products of two branches), MambaOut (gated convolution
+    # blocks), InceptionNeXt (depthwise convolutions split into square, 1 x k
+    # and k x 1 bands), HGNetV2 (learnable affine blocks, light ESE
+    # attention), GhostNetV2 (decoupled fully-connected attention by
+    # horizontal and vertical depthwise convolutions), RepViT, CSPDarkNet
+    # (Mish, cross-stage partial splits), DLA (iterative deep aggregation),
+    # EfficientFormerV2 (attention with talking heads and strided queries),
+    # Hiera (mask-unit attention over unrolled windows), and torchvision's
+    # DeepLabV3 (atrous spatial pyramid pooling) and Video Swin (3-D shifted
+    # window attention).
+    moe_lm = dict(vocab_size=8192, hidden_size=512, num_hidden_layers=2, num_attention_heads=8,
+                  max_position_embeddings=2048, pad_token_id=0, bos_token_id=0, eos_token_id=0)
+    out.append(E("deepseek_v3", {"B": 4, "S": 256}, "bf16",
+                 _hf_causal_lm("DeepseekV3Config", attn="eager", intermediate_size=1408, moe_intermediate_size=256,
+                               num_key_value_heads=8, n_shared_experts=1, n_routed_experts=8, num_experts_per_tok=2,
+                               n_group=2, topk_group=1, first_k_dense_replace=1, kv_lora_rank=128, q_lora_rank=192,
+                               qk_rope_head_dim=32, qk_nope_head_dim=64, v_head_dim=64, **moe_lm), needs=tf))
+    out.append(E("diffllama", {"B": 4, "S": 256}, "fp16",
+                 _hf_causal_lm("DiffLlamaConfig", attn="eager", pad_token_id=0, bos_token_id=0, eos_token_id=0,
+                               **_SMALL_LM), needs=tf))
+    out.append(E("gpt_oss", {"B": 2, "S": 512}, "bf16",
+                 _hf_causal_lm("GptOssConfig", attn="eager", intermediate_size=512, head_dim=64, num_key_value_heads=2,
+                               num_local_experts=8, num_experts_per_tok=2, sliding_window=128,
+                               **{**moe_lm, "max_position_embeddings": 131072}), needs=tf))
+    out.append(E("lfm2", {"B": 4, "S": 384}, "fp16",
+                 _hf_causal_lm("Lfm2Config", pad_token_id=0, bos_token_id=0, eos_token_id=0,
+                               layer_types=["conv", "full_attention", "conv", "full_attention"],
+                               **{**_SMALL_LM, "num_hidden_layers": 4}), needs=tf))
+    out.append(E("olmoe", {"B": 4, "S": 256}, "bf16",
+                 _hf_causal_lm("OlmoeConfig", intermediate_size=512, num_key_value_heads=8, num_experts=8,
+                               num_experts_per_tok=2, **moe_lm), needs=tf))
+    out.append(E("granite", {"B": 4, "S": 320}, "fp32",
+                 _hf_causal_lm("GraniteConfig", embedding_multiplier=12.0, residual_multiplier=0.22,
+                               attention_multiplier=0.0078125, logits_scaling=8.0, pad_token_id=0, bos_token_id=0,
+                               eos_token_id=0, **_SMALL_LM), needs=tf))
+    encoder = dict(vocab_size=8192, hidden_size=384, num_hidden_layers=2, num_attention_heads=6, intermediate_size=1536)
+    out.append(E("modernbert", {"B": 8, "S": 512}, "bf16",
+                 _hf_model("modernbert", attn="eager", local_attention=128, pad_token_id=0, eos_token_id=1,
+                           bos_token_id=2, cls_token_id=3, sep_token_id=4, max_position_embeddings=1024,
+                           **{**encoder, "num_hidden_layers": 3, "intermediate_size": 1152}), needs=tf))
+    out.append(E("roformer", {"B": 16, "S": 256}, "fp16",
+                 _hf_model("roformer", attn="eager", embedding_size=384, max_position_embeddings=512, **encoder),
+                 needs=tf))
+    out.append(E("nystromformer", {"B": 8, "S": 512}, "fp32",
+                 _hf_model("nystromformer", attn="eager", num_landmarks=64, segment_means_seq_len=512,
+                           max_position_embeddings=1024, **encoder), needs=tf))
+    out.append(E("squeezebert", {"B": 16, "S": 256}, "bf16",
+                 _hf_model("squeezebert", attn="eager", embedding_size=384, q_groups=4, k_groups=4, v_groups=4,
+                           post_attention_groups=1, intermediate_groups=4, output_groups=4,
+                           max_position_embeddings=512, **encoder), needs=tf))
+    out.append(E("wavlm", {"B": 8, "T": 16000}, "fp16",
+                 _hf_model("wavlm", attn="eager", hidden_size=256, num_hidden_layers=2, num_attention_heads=4,
+                           intermediate_size=1024, conv_dim=(256,) * 7, feat_extract_norm="layer",
+                           mask_time_prob=0.0, num_labels=10, classifier_proj_size=128), needs=tf))
+    out.append(E("patchtst", {"B": 64}, "fp32",
+                 _hf_model("patchtst", num_input_channels=7, context_length=512, patch_length=16, patch_stride=8,
+                           prediction_length=96, d_model=128, num_attention_heads=8, num_hidden_layers=3,
+                           ffn_dim=256), needs=tf))
+    out.append(E("patchtsmixer", {"B": 64}, "bf16",
+                 _hf_model("patchtsmixer", num_input_channels=7, context_length=512, patch_length=16, patch_stride=8,
+                           prediction_length=96, d_model=64, num_layers=4, gated_attn=True, self_attn=True,
+                           self_attn_heads=4, mode="mix_channel"), needs=tf))
+    for name, shape, dtype, timm_name, kw in (
+            ("tiny_vit_5m", {"B": 16, "HW": 224}, "fp16", "tiny_vit_5m_224", {}),
+            ("edgenext_xx_small", {"B": 32, "HW": 128}, "bf16", "edgenext_xx_small", {}),
+            ("davit_tiny", {"B": 16, "HW": 128}, "fp32", "davit_tiny", {}),
+            ("starnet_s1", {"B": 32, "HW": 128}, "fp16", "starnet_s1", {}),
+            ("mambaout_femto", {"B": 32, "HW": 128}, "bf16", "mambaout_femto", {}),
+            ("inception_next_tiny", {"B": 16, "HW": 128}, "fp16", "inception_next_tiny", {}),
+            ("hgnetv2_b0", {"B": 32, "HW": 128}, "fp32", "hgnetv2_b0", {}),
+            ("ghostnetv2_100", {"B": 32, "HW": 128}, "bf16", "ghostnetv2_100", {}),
+            ("repvit_m0_9", {"B": 32, "HW": 128}, "fp16", "repvit_m0_9", {}),
+            ("cspdarknet53", {"B": 16, "HW": 128}, "bf16", "cspdarknet53", {}),
+            ("dla34", {"B": 32, "HW": 96}, "fp32", "dla34", {}),
+            ("efficientformerv2_s0", {"B": 16, "HW": 224}, "fp16", "efficientformerv2_s0", {}),
+            ("hiera_tiny", {"B": 16, "HW": 224}, "bf16", "hiera_tiny_224", {})):
+        out.append(E(name, shape, dtype, _vision("timm", timm_name, **kw), needs=tm))
+    out.append(E("deeplabv3_mobilenet_v3", {"B": 8, "HW": 128}, "fp16",
+                 _vision_task("segmentation", "deeplabv3_mobilenet_v3_large", 21, aux_loss=False), needs=tv))
+    out.append(E("swin3d_t", {"B": 2, "T": 8, "HW": 64}, "bf16", _vision_task("video", "swin3d_t", 100), needs=tv))
     # matmul templates come from max-autotune: Inductor then writes Triton
     # GEMMs (and benchmarks them against cuBLAS).
     maxat = "max-autotune-no-cudagraphs"
