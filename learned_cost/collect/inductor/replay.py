@@ -49,7 +49,8 @@ from ...cache import canonical_json
 from ...dataset import ProfileStore
 from ..family import next_pow2
 from ..plan import row_key
-from .capture import BLOCK_NUMELS, Capture, bind_args, build_storages, load_kernel, load_tensors, strip_inductor_decorator
+from .capture import (BLOCK_NUMELS, Capture, bind_args, build_storages, load_kernel, load_tensors, source_digest,
+                      strip_inductor_decorator)
 from .grid import TILED_GRID_TYPES, launch_grid
 
 WARPS = (1, 2, 4, 8, 16)
@@ -441,8 +442,6 @@ class Replayer(StoreWriter):
         """The file whose existence cancels ``cap``'s queued compiles; one
         per generated source, since captures of the same code at other
         sizes share their compiles."""
-        from .capture import source_digest
-
         return self.cancel_dir / source_digest(cap.source)
 
     def _abandon(self, cap: Capture, left: int) -> None:
@@ -530,6 +529,9 @@ class Replayer(StoreWriter):
             if res.get("status") == "deadline":
                 self.summary.stopped = "deadline"
                 return True
+            if res.get("status") == "cancelled":  # its code timed out compiling at another size
+                self._abandon(cap, len(todo) + 1)
+                return False
             try:
                 grid = grid_for(cap, cfg)
                 row["grid"] = json.dumps([int(x) for x in grid])
@@ -537,9 +539,6 @@ class Replayer(StoreWriter):
                 row.update(status="runtime_error", error=f"grid: {_short(exc)}")
                 self._record(row, bar)
                 continue
-            if res.get("status") == "cancelled":  # its code timed out compiling at another size
-                self._abandon(cap, len(todo) + 1)
-                return False
             if not res["ok"]:
                 row.update(status=res["status"], error=res["error"])
                 self._record(row, bar)

@@ -1296,21 +1296,21 @@ def _entries() -> list[ZooEntry]:
                  _hf_model("patchtsmixer", num_input_channels=7, context_length=512, patch_length=16, patch_stride=8,
                            prediction_length=96, d_model=64, num_layers=4, gated_attn=True, self_attn=True,
                            self_attn_heads=4, mode="mix_channel"), needs=tf))
-    for name, shape, dtype, timm_name, kw in (
-            ("tiny_vit_5m", {"B": 16, "HW": 224}, "fp16", "tiny_vit_5m_224", {}),
-            ("edgenext_xx_small", {"B": 32, "HW": 128}, "bf16", "edgenext_xx_small", {}),
-            ("davit_tiny", {"B": 16, "HW": 128}, "fp32", "davit_tiny", {}),
-            ("starnet_s1", {"B": 32, "HW": 128}, "fp16", "starnet_s1", {}),
-            ("mambaout_femto", {"B": 32, "HW": 128}, "bf16", "mambaout_femto", {}),
-            ("inception_next_tiny", {"B": 16, "HW": 128}, "fp16", "inception_next_tiny", {}),
-            ("hgnetv2_b0", {"B": 32, "HW": 128}, "fp32", "hgnetv2_b0", {}),
-            ("ghostnetv2_100", {"B": 32, "HW": 128}, "bf16", "ghostnetv2_100", {}),
-            ("repvit_m0_9", {"B": 32, "HW": 128}, "fp16", "repvit_m0_9", {}),
-            ("cspdarknet53", {"B": 16, "HW": 128}, "bf16", "cspdarknet53", {}),
-            ("dla34", {"B": 32, "HW": 96}, "fp32", "dla34", {}),
-            ("efficientformerv2_s0", {"B": 16, "HW": 224}, "fp16", "efficientformerv2_s0", {}),
-            ("hiera_tiny", {"B": 16, "HW": 224}, "bf16", "hiera_tiny_224", {})):
-        out.append(E(name, shape, dtype, _vision("timm", timm_name, **kw), needs=tm))
+    for name, shape, dtype, timm_name in (
+            ("tiny_vit_5m", {"B": 16, "HW": 224}, "fp16", "tiny_vit_5m_224"),
+            ("edgenext_xx_small", {"B": 32, "HW": 128}, "bf16", "edgenext_xx_small"),
+            ("davit_tiny", {"B": 16, "HW": 128}, "fp32", "davit_tiny"),
+            ("starnet_s1", {"B": 32, "HW": 128}, "fp16", "starnet_s1"),
+            ("mambaout_femto", {"B": 32, "HW": 128}, "bf16", "mambaout_femto"),
+            ("inception_next_tiny", {"B": 16, "HW": 128}, "fp16", "inception_next_tiny"),
+            ("hgnetv2_b0", {"B": 32, "HW": 128}, "fp32", "hgnetv2_b0"),
+            ("ghostnetv2_100", {"B": 32, "HW": 128}, "bf16", "ghostnetv2_100"),
+            ("repvit_m0_9", {"B": 32, "HW": 128}, "fp16", "repvit_m0_9"),
+            ("cspdarknet53", {"B": 16, "HW": 128}, "bf16", "cspdarknet53"),
+            ("dla34", {"B": 32, "HW": 96}, "fp32", "dla34"),
+            ("efficientformerv2_s0", {"B": 16, "HW": 224}, "fp16", "efficientformerv2_s0"),
+            ("hiera_tiny", {"B": 16, "HW": 224}, "bf16", "hiera_tiny_224")):
+        out.append(E(name, shape, dtype, _vision("timm", timm_name), needs=tm))
     out.append(E("deeplabv3_mobilenet_v3", {"B": 8, "HW": 128}, "fp16",
                  _vision_task("segmentation", "deeplabv3_mobilenet_v3_large", 21, aux_loss=False), needs=tv))
     out.append(E("swin3d_t", {"B": 2, "T": 8, "HW": 64}, "bf16", _vision_task("video", "swin3d_t", 100), needs=tv))
