@@ -7,13 +7,13 @@ Importing this package imports triton and torch (the kernels are
 from __future__ import annotations
 
 from ..family import Family
-from . import (attention_bwd, backward, conv, dropout, elementwise, fused, grouped, inference, library, matmul, memory,
-               patterns, quant, recurrent, rowwise, sparse, statistics, styles, varlen, windows)
+from . import (attention_bwd, backward, chains, conv, dropout, elementwise, fused, grouped, inference, library, matmul, memory,
+               patterns, quant, recurrent, resample, rowwise, sampling, sparse, statistics, styles, varlen, windows)
 
 FAMILIES: dict[str, Family] = {
     f.name: f
     for mod in (elementwise, rowwise, matmul, memory, fused, patterns, library, inference, backward, styles, varlen, quant,
-                grouped, conv, attention_bwd, dropout, windows, statistics, sparse, recurrent)
+                grouped, conv, attention_bwd, dropout, windows, statistics, sparse, recurrent, resample, sampling, chains)
     for f in mod.FAMILIES
 }
 
