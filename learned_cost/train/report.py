@@ -162,7 +162,10 @@ def write_report(res: EvaluationResult, out: str | Path, command: str = "", data
         acc = acc[acc["check"].str.contains("better than")] if "other" in acc.columns else acc
         L += ["## Learned vs analytic and random-k, per metric (leave-one-family-out)", ""]
         L += [_acceptance_md(acc), ""]
-    titles = {"lofo": "Leave-one-family-out (the family scored was never trained on)",
+    lofo_title = ("Leave-one-family-out (the family scored was never trained on)" if not res.family_splits else
+                  f"Leave-families-out in {res.family_splits} folds of several families each (the family "
+                  "scored was never trained on)")
+    titles = {"lofo": lofo_title,
               "random": "Random-group CV (groups dealt into folds regardless of family)"}
     for scheme, sr in res.schemes.items():
         if scheme == "source":

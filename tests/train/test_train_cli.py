@@ -70,8 +70,13 @@ def test_train_and_evaluate_end_to_end(tmp_path, monkeypatch, capsys):
     text = (tmp_path / "r4" / "evaluation.md").read_text()
     assert "--rank-init 0" in text and "LambdaRank model scaled by" not in text
     assert "LambdaRank model scaled by" in (tmp_path / "r" / "evaluation.md").read_text()
+    # the fold count asked for is named in the command at the report's top
+    rc = main(["evaluate", "--data", str(data), "--hardware", "h200", "--out", str(tmp_path / "r5"),
+               "--schemes", "lofo", "--family-folds", "0", *fit])
+    assert rc == 0, capsys.readouterr().err
+    assert "--family-folds 0" in (tmp_path / "r5" / "evaluation.md").read_text()
     for bad, word in ((["--variants", "nope"], "--variants"), (["--schemes", "lofo,bogus"], "--schemes"),
-                      (["--rank-init", "1.5"], "--rank-init")):
+                      (["--rank-init", "1.5"], "--rank-init"), (["--family-folds", "1"], "--family-folds")):
         rc = main(["evaluate", "--data", str(data), "--hardware", "h200", "--out", str(tmp_path / "r3"), *bad])
         err = capsys.readouterr().err
         assert rc == 2 and word in err and len(err.strip().splitlines()) == 1

@@ -72,6 +72,27 @@ def test_evaluate_and_report(synthetic_table, tmp_path):
     assert (tmp_path / "predictions.parquet").is_file()
 
 
+def test_evaluate_merges_families_into_the_folds_asked_for(synthetic_table, tmp_path):
+    pytest.importorskip("learned_cost.models.analytic")
+    n_fam = synthetic_table["family"].nunique()
+    assert n_fam >= 4
+    res = evaluate(synthetic_table, "h200", FAST, jobs=1, log=lambda *_: None, schemes=("lofo",),
+                   variants=("log_ratio",), family_splits=3)
+    lofo = res.schemes["lofo"]
+    assert len(lofo.chosen) == 3 and res.family_splits == 3
+    # each fold name lists its families, each family in exactly one fold
+    names = [f for fold in lofo.chosen for f in fold.split("+")]
+    assert sorted(names) == sorted(synthetic_table["family"].unique())
+    assert lofo.scores["learned"].notna().all()
+    assert lofo.interval_method == "CV+"
+    text = write_report(res, tmp_path).read_text()
+    assert "Leave-families-out in 3 folds" in text and "Leave-one-family-out (" not in text
+    # as many folds as families: one family per fold, nothing merged
+    res = evaluate(synthetic_table, "h200", FAST, jobs=1, log=lambda *_: None, schemes=("lofo",),
+                   variants=("log_ratio",), family_splits=n_fam)
+    assert res.family_splits is None and len(res.schemes["lofo"].chosen) == n_fam
+
+
 def test_cross_conformal_bounds_use_the_other_folds_only():
     import numpy as np
 
