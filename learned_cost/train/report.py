@@ -153,14 +153,14 @@ def write_report(res: EvaluationResult, out: str | Path, command: str = "", data
           "Ties in a model's predictions count as a random order (exact expectation), and random-k is the exact "
           "expectation over random subsets, not a sample."), ""]
     L += ["## Acceptance targets (issue 12)", "",
-          ("Each target against this run's figure (leave-one-family-out over all families, harvested programs "
+          (f"Each target against this run's figure ({_lofo_name(res)} over all families, harvested programs "
            "held out whole, unless the target names another split); *by* is the distance to the bound in the "
            "metric's unit (for the comparisons: the number of metrics where learned is not better)."), "",
           _targets_md(issue_targets(res)), ""]
     if "lofo" in res.schemes:
         acc = acceptance(res.schemes["lofo"].summary)
         acc = acc[acc["check"].str.contains("better than")] if "other" in acc.columns else acc
-        L += ["## Learned vs analytic and random-k, per metric (leave-one-family-out)", ""]
+        L += [f"## Learned vs analytic and random-k, per metric ({_lofo_name(res)})", ""]
         L += [_acceptance_md(acc), ""]
     lofo_title = ("Leave-one-family-out (the family scored was never trained on)" if not res.family_splits else
                   f"Leave-families-out in {res.family_splits} folds of several families each (the family "
@@ -187,7 +187,7 @@ def write_report(res: EvaluationResult, out: str | Path, command: str = "", data
         L += [f"Variant per fold ({how}): " + ", ".join(f"{k} × {v}" for k, v in picks.items()) + ".", ""]
     if not res.options_only.empty:
         oo = res.options_only
-        L += ["## Options-only groups (leave-one-family-out)", "",
+        L += [f"## Options-only groups ({_lofo_name(res)})", "",
               (f"Configs of one group that share their TTIR and differ only in launch options (num_warps, "
                f"num_stages): {int(oo['groups'].iloc[0])} such subgroups of 2 or more configs. Target: "
                f"2%-hit@25% >= 0.90."), "", _summary_md(oo.drop(columns=[c for c in ("interval_coverage",)
@@ -197,7 +197,7 @@ def write_report(res: EvaluationResult, out: str | Path, command: str = "", data
     if not res.per_family.empty:
         L += _coverage_md(res)
     if not res.per_family.empty:
-        L += ["## Per held-out family (leave-one-family-out)", ""]
+        L += [f"## Per held-out family ({_lofo_name(res)})", ""]
         header = ["family", "rows", "model", "regret@1 geomean", "regret@1 max", "regret@25% geomean",
                   "2%-hit@25%", "mean τ", "MAPE %", "80 % interval coverage"]
         rows = [[f"{r.family}", r.rows, r.model, r.regret1_geomean, r.regret1_max, r.regret25_geomean,
@@ -283,6 +283,13 @@ def _sources_md(res: EvaluationResult) -> list[str]:
     return L
 
 
+def _lofo_name(res: EvaluationResult) -> str:
+    """How the lofo scheme held the families out, for section titles."""
+    if res.family_splits:
+        return f"families held out in {res.family_splits} folds"
+    return "leave-one-family-out"
+
+
 def _coverage_md(res: EvaluationResult) -> list[str]:
     """The 80 % interval's coverage per held-out family, lowest first."""
     pf = res.per_family[res.per_family["model"] == "learned"][["family", "rows", "interval_coverage"]]
@@ -291,7 +298,7 @@ def _coverage_md(res: EvaluationResult) -> list[str]:
     rows = [[r.family, r.rows, r.interval_coverage,
              "inside" if ok else ("too narrow" if r.interval_coverage < 0.75 else "too wide")]
             for r, ok in zip(pf.itertuples(index=False), inside)]
-    return ["## 80 % interval coverage per held-out family (leave-one-family-out)", "",
+    return [f"## 80 % interval coverage per held-out family ({_lofo_name(res)})", "",
             (f"Share of a held-out family's rows whose measured latency lies inside the stated 80 % interval "
              f"(target 0.75–0.85): {int(inside.sum())} of {len(pf)} families inside, "
              f"{int((pf['interval_coverage'] < 0.75).sum())} below (interval too narrow for them), "

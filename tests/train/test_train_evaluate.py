@@ -87,6 +87,7 @@ def test_evaluate_merges_families_into_the_folds_asked_for(synthetic_table, tmp_
     assert lofo.interval_method == "CV+"
     text = write_report(res, tmp_path).read_text()
     assert "Leave-families-out in 3 folds" in text and "Leave-one-family-out (" not in text
+    assert "## Per held-out family (families held out in 3 folds)" in text and "leave-one-family-out" not in text
     # as many folds as families: one family per fold, nothing merged
     res = evaluate(synthetic_table, "h200", FAST, jobs=1, log=lambda *_: None, schemes=("lofo",),
                    variants=("log_ratio",), family_splits=n_fam)
