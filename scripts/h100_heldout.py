@@ -38,7 +38,8 @@ def main(argv=None) -> int:
     ap.add_argument("--data", default=str(_ROOT / "data/h100"))
     ap.add_argument("--hardware", default="h100")
     ap.add_argument("--model", default=str(_ROOT / "models/h200"))
-    ap.add_argument("--out", default="", help="parquet of the predictions (columns shipped, shipped_low/_high)")
+    ap.add_argument("--out", default="",
+                    help="parquet of the predictions (columns shipped, shipped_low/_high, analytic_us)")
     args = ap.parse_args(argv)
 
     t = load_features(args.data, args.hardware, progress=False)[0].table
@@ -46,7 +47,7 @@ def main(argv=None) -> int:
     cards = m.metadata.training_data.get("rows_by_hardware", {})
     if args.hardware in cards:
         print(f"note: {args.model} was trained on {cards[args.hardware]:,} {args.hardware} rows: "
-              "these figures are in-sample, not held out")
+              "where these rows were among them the figures are in-sample, not held out")
     us = m.predict_inputs(input_matrix(t))
     lo, hi = m.interval_logs
     y = t["latency_us"].to_numpy(np.float64)
@@ -64,7 +65,8 @@ def main(argv=None) -> int:
           f"median {per.median():.3f}, max {per.max():.3f}")
     if args.out:
         pd.DataFrame({"key": t["key"], "family": t["family"], "group": t["group"], "latency_us": y, "shipped": us,
-                      "shipped_low": us * np.exp(lo), "shipped_high": us * np.exp(hi)}).to_parquet(args.out)
+                      "shipped_low": us * np.exp(lo), "shipped_high": us * np.exp(hi),
+                      "analytic_us": t["analytic_us"].to_numpy(np.float64)}).to_parquet(args.out)
     return 0
 
 
