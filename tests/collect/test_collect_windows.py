@@ -255,3 +255,16 @@ def test_every_group_has_a_real_choice_of_launch_options(fam, corpus_checks):
     groups_n = len(groups)
     assert 12 <= groups_n <= 24 and sum(len(c) for _, _, c in groups) <= 1000, (fam.name, groups_n)
     assert len(fam.shapes) >= 5 and fam.tiny is not None
+
+
+@pytest.mark.parametrize("fam", win.FAMILIES, ids=NAMES)
+def test_every_launch_grid_fits_cuda_limits(fam):
+    # a grid axis past CUDA's limit fails at launch ("invalid argument"):
+    # avgpool's planes axis reaches 65,536 for N32-C2048 at one plane a program
+    for shape in fam.shapes:
+        for dtype in fam.dtypes:
+            t = fam.make_inputs(shape, dtype, "meta")
+            for c in fam.group_configs(shape, dtype):
+                grid = fam.launch(t, shape, c, dtype).grid
+                assert grid[1] <= win.MAX_GRID_YZ and grid[2] <= win.MAX_GRID_YZ, (shape, dtype, c, grid)
+    assert any(s["N"] * s["C"] > win.MAX_GRID_YZ for s in win.AVGPOOL2D_NCHW.shapes)

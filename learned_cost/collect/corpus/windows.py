@@ -21,6 +21,8 @@ from ..family import Family, Launch, cdiv, next_pow2, product
 from ._common import empty, randn, tdtype
 
 FLOAT_DTYPES = ("fp16", "bf16", "fp32")
+# CUDA's limit on a launch grid's second and third axes
+MAX_GRID_YZ = 65535
 
 
 def out_size(size: int, kernel: int, stride: int, pad: int) -> int:
@@ -231,8 +233,11 @@ def _avgpool_configs(shape, dtype):
     top_hw = max(16, next_pow2(ho * wo))
     space = {"BLOCK_PL": (1, 2, 4, 8, 16, 32, 64), "BLOCK_HW": (16, 32, 64, 128, 256, 512, 1024),
              "num_warps": (1, 2, 4, 8, 16), "num_stages": (1,)}
+    planes = shape["N"] * shape["C"]
+    # planes go on grid axis 1, which CUDA caps at 65,535 programs (a
+    # launch past it fails with "invalid argument")
     return [c for c in product(space)
-            if c["BLOCK_HW"] <= top_hw and c["BLOCK_PL"] <= shape["N"] * shape["C"]
+            if c["BLOCK_HW"] <= top_hw and c["BLOCK_PL"] <= planes and cdiv(planes, c["BLOCK_PL"]) <= MAX_GRID_YZ
             and per_thread_ok(c["BLOCK_PL"] * c["BLOCK_HW"], c["num_warps"])]
 
 
