@@ -6,6 +6,7 @@ checks every group's configs owe."""
 
 from __future__ import annotations
 
+import math
 import os
 import subprocess
 import sys
@@ -71,6 +72,20 @@ def ttir_and_features(fam, shape, dtype, cfg=None):
     return texts, launch, feats
 
 
+def sound_features(fam, shape, dtype, cfg):
+    """``ttir_and_features`` after the checks every corpus family's real
+    shapes owe, in both TTIR stages: finite features, every op costed, every
+    loop's trips resolved and one program per grid point."""
+    texts, launch, feats = ttir_and_features(fam, shape, dtype, cfg)
+    grid = launch.grid
+    for stage in ("raw", "optimized"):
+        v = feats[stage].values
+        assert all(math.isfinite(x) for x in v.values()), (fam.name, stage)
+        assert v["unknown_ops"] == 0 and v["unresolved_loops"] == 0, (fam.name, stage)
+        assert v["programs"] == grid[0] * grid[1] * grid[2], (fam.name, stage)
+    return texts, launch, feats
+
+
 def option_groups(fam):
     """Each group ``fam`` measures (skipped ones left out) as (shape, dtype,
     configs), after the checks every corpus family owes: 8 to
@@ -93,4 +108,4 @@ def corpus_checks():
     """The helpers above (a fixture: the tests import with importlib mode,
     so a sibling module is not importable by name)."""
     return SimpleNamespace(python=run_python, measure_tiny=measure_tiny, ttir_and_features=ttir_and_features,
-                           option_groups=option_groups)
+                           sound_features=sound_features, option_groups=option_groups)

@@ -11,8 +11,6 @@ in channels-last); and a real choice of launch options in every group."""
 
 from __future__ import annotations
 
-import math
-
 import pytest
 
 ch = pytest.importorskip("learned_cost.collect.corpus.chains")
@@ -209,14 +207,9 @@ def test_stock_triton_ttir_features_show_the_chain(case, corpus_checks):
     assert shape in fam.shapes
     for dtype in ("fp16", "fp32"):
         cfg = next(c for c in fam.group_configs(shape, dtype) if pick(c))
-        texts, launch, feats = corpus_checks.ttir_and_features(fam, shape, dtype, cfg)
-        grid = launch.grid
+        texts, launch, feats = corpus_checks.sound_features(fam, shape, dtype, cfg)
         for stage in ("raw", "optimized"):
-            v = feats[stage].values
-            assert all(math.isfinite(x) for x in v.values()), (name, stage)
-            assert v["unknown_ops"] == 0 and v["unresolved_loops"] == 0, (name, stage)
-            assert v["programs"] == grid[0] * grid[1] * grid[2], (name, stage)
-            check(v, shape, cfg, dtype, stage)
+            check(feats[stage].values, shape, cfg, dtype, stage)
 
 
 @pytest.mark.parametrize("fam", ch.FAMILIES, ids=NAMES)
