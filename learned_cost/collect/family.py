@@ -19,6 +19,21 @@ from ..cache import canonical_json
 Shape = Mapping[str, Any]
 Config = Mapping[str, Any]
 
+# CUDA's limits on a launch grid, in programs: a launch past them fails
+# with "invalid argument". Families drop the configs whose grid exceeds
+# them (see ``grid_fits``).
+MAX_GRID_X = 2**31 - 1
+MAX_GRID_YZ = 65535
+
+
+def grid_fits(grid: Sequence[int]) -> bool:
+    """Whether a launch grid (at most 3 axes, each at least 1 program) fits
+    CUDA's limits: x <= MAX_GRID_X, y and z <= MAX_GRID_YZ."""
+    dims = tuple(grid)
+    if not 1 <= len(dims) <= 3 or any(int(d) != d or d < 1 for d in dims):
+        return False
+    return dims[0] <= MAX_GRID_X and all(d <= MAX_GRID_YZ for d in dims[1:])
+
 
 @dataclass(frozen=True)
 class Launch:

@@ -17,12 +17,10 @@ import torch
 import triton
 import triton.language as tl
 
-from ..family import Family, Launch, cdiv, next_pow2, product
+from ..family import MAX_GRID_YZ, Family, Launch, cdiv, next_pow2, product
 from ._common import empty, randn, tdtype
 
 FLOAT_DTYPES = ("fp16", "bf16", "fp32")
-# CUDA's limit on a launch grid's second and third axes
-MAX_GRID_YZ = 65535
 
 
 def out_size(size: int, kernel: int, stride: int, pad: int) -> int:
