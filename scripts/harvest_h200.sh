@@ -46,3 +46,12 @@ if [ "$replay_s" -gt 0 ] && [ ${#inputs[@]} -gt 0 ]; then
   python3 -m learned_cost.collect.inductor replay "${inputs[@]}" --tensors "$work/harvest" --out "$work/store" \
     --skip-from "data/$hw" --hardware "$hw" --export-dir "$out" --export-tag "$hw-$tag" --deadline "$replay_s" --run-timeout 60 2>&1 | tee "$out/replay-$tag.log"
 fi
+# A call brings back at most 8 files: pack the logs into one archive so the
+# captures (one or more parts), rows and TTIR files always fit beside it.
+logs=()
+for f in nvidia-smi-"$tag".txt harvest-"$tag".log harvest-summary-"$tag".json replay-"$tag".log; do
+  [ -f "$out/$f" ] && logs+=("$f")
+done
+if [ ${#logs[@]} -gt 0 ] && tar czf "$out/logs-$hw-$tag.tgz" -C "$out" "${logs[@]}"; then
+  (cd "$out" && rm -f "${logs[@]}")
+fi
