@@ -201,13 +201,30 @@ class _Mark(NamedTuple):
     accesses: int  # how many accesses were recorded
 
 
+class _Undo(NamedTuple):
+    """The evaluation's state before a loop's regions are walked, so that they
+    can be walked again from there once what the loop carries around turns
+    out to depend on loaded data (``Evaluator._carried_taint``)."""
+
+    counts: dict
+    accesses: int
+    warnings: int
+    nsym: int  # walked again, the regions name the same symbols
+    best_dot: float
+    pressured: set
+    loaded_ints: dict
+    domains: dict
+    guards: dict
+    aliases: dict
+
+
 # ---------------------------------------------------------------- evaluation
 
 
 class _Frame:
     """State of one function invocation."""
 
-    __slots__ = ("dotz", "env", "fi", "level", "taint")
+    __slots__ = ("dotz", "env", "fi", "level", "looped", "taint")
 
     def __init__(self, fi: FuncInfo):
         self.fi = fi
@@ -215,6 +232,12 @@ class _Frame:
         self.env: dict[int, object] = {}
         self.level: dict[int, int] = {}
         self.taint: set[int] = set()
+        # values that are data only through what a loop carries from one trip
+        # to the next (a binary search's bounds, moved by a loaded boundary):
+        # they make the accesses they address indirect, but unlike ``taint``
+        # decide no trip count or branch share, so that the counts stay those
+        # of a walk that follows loop inits only (``Evaluator._carried_taint``)
+        self.looped: set[int] = set()
         self.dotz: set[int] = set()  # results of dots whose accumulator is a constant
 
     def type(self, key):
@@ -234,6 +257,12 @@ _COUNT_KEYS = (
     "mask_or_elems", "mask_xor_elems", "cmp_ne_elems", "int_divrem_elems", "pid_remap_ops", "broadcast_elems",
     "atomic_indirect_elems", "atomic_direct_elems",
 )
+
+
+def _data(fr: _Frame, key) -> int:
+    """2 if the value ``key`` is read from memory (``taint``), 1 if only
+    through what a loop carries around (``looped``), else 0."""
+    return 2 if key in fr.taint else 1 if key in fr.looped else 0
 
 
 def _is_one(v) -> bool:
@@ -291,7 +320,7 @@ class Evaluator:
                 self.out.warnings.append(
                     f"binding arg{i} ignored: {entry.name} has {len(entry.arguments)} arguments"
                 )
-        self._call(entry, argv, [False] * len(argv), [1.0], 0)
+        self._call(entry, argv, [0] * len(argv), [1.0], 0)
         return self._finish()
 
     def _finish(self) -> Evaluation:
@@ -323,13 +352,17 @@ class Evaluator:
         return fi.has_side_effects
 
     def _call(self, fn: Function, argv: list, taint: list, mults: list, depth: int) -> tuple[list, list]:
+        """``taint``: per argument, and returned per result, 2 if in ``taint``,
+        1 if in ``looped`` (``_Frame``), else 0."""
         fi = self._info(fn)
         fr = _Frame(fi)
         for key, v, t in zip(fi.arg_keys, argv, taint):
             fr.env[key] = v
             fr.level[key] = 0
-            if t:
+            if t == 2:
                 fr.taint.add(key)
+            elif t:
+                fr.looped.add(key)
         self.stack.append(fn.name)
         ret_vals: list = []
         ret_taint: list = []
@@ -351,7 +384,7 @@ class Evaluator:
             if term is not None and term.name in ("tt.return", "func.return") and not ret_vals:
                 ops = self._operands(fr, term)
                 ret_vals = [fr.env.get(o) for o in ops]
-                ret_taint = [o in fr.taint for o in ops]
+                ret_taint = [_data(fr, o) for o in ops]
         self.stack.pop()
         if fn.name not in self.pressured:
             self.pressured.add(fn.name)
@@ -377,6 +410,7 @@ class Evaluator:
         env = fr.env
         levels = fr.level
         taint = fr.taint
+        looped = fr.looped
         types = fr.fi.types
         c = self.c
         handlers = VALUE_HANDLERS
@@ -406,12 +440,17 @@ class Evaluator:
                     levels[r] = level
                     if tainted:
                         taint.add(r)
+                    elif looped and not looped.isdisjoint(ops):
+                        looped.add(r)
                 else:
+                    spread = not tainted and looped and not looped.isdisjoint(ops)
                     for r in results:
                         env[r] = None
                         levels[r] = level
                         if tainted:
                             taint.add(r)
+                        elif spread:
+                            looped.add(r)
                 if folded or pcls == "free":
                     continue  # folded to a constant by the optimizer, or no work of its own
                 if pcls == "cast" and ops and (types[ops[0]] if ops[0] is not None else None) == rtype:
@@ -504,12 +543,16 @@ class Evaluator:
         alias = fi.alias
         return [alias.get(k, k) for k in fi.opnd[fi.index[id(op)]]]
 
-    def _results_opaque(self, fr: _Frame, op: Operation, level: int, tainted: bool) -> None:
+    def _results_opaque(self, fr: _Frame, op: Operation, level: int, tainted: bool, ops=()) -> None:
+        """``ops``: operands whose ``looped`` mark the results take if not tainted."""
+        looped = not tainted and fr.looped and not fr.looped.isdisjoint(ops)
         for r in fr.fi.res[fr.fi.index[id(op)]]:
             fr.env[r] = None
             fr.level[r] = level
             if tainted:
                 fr.taint.add(r)
+            elif looped:
+                fr.looped.add(r)
 
     # -------------------------------------------------------------- memory
 
@@ -546,7 +589,7 @@ class Evaluator:
             mask = boundary_mask(fr.env.get(ptr), int_list(checked), len(vtype.shape))
         if isinstance(mask, S.Mask) and isinstance(vtype, TensorType):
             mask = S.mask_rank(mask, len(vtype.shape))
-        indirect = ptr in fr.taint if ptr is not None else False
+        indirect = ptr is not None and (ptr in fr.taint or ptr in fr.looped)
         self.out.accesses.append(
             Access(
                 kind=cls,
@@ -586,7 +629,7 @@ class Evaluator:
         # lanes and programs to one address, which serializes; one from program
         # ids, ranges and arguments only gives each lane its own address
         ptr = ops[0] if ops else None
-        indirect = ptr is not None and ptr in fr.taint
+        indirect = ptr is not None and (ptr in fr.taint or ptr in fr.looped)
         self.c["atomic_indirect_elems" if indirect else "atomic_direct_elems"] += elems
         self.c["ops_total"] += w
         self._results_opaque(fr, op, len(mults) - 1, True)
@@ -629,7 +672,7 @@ class Evaluator:
                 c["dot_operand_bytes"] = float(tinfo(a).elem_bytes)
                 c["dot_acc_bytes"] = float(tinfo(acc).elem_bytes) if acc is not None else 4.0
         tainted = any(o in fr.taint for o in ops)
-        self._results_opaque(fr, op, len(mults) - 1, tainted)
+        self._results_opaque(fr, op, len(mults) - 1, tainted, ops)
         if len(ops) > 2 and ops[2] in fr.fi.const:
             fr.dotz.update(fr.fi.res[fr.fi.index[id(op)]])
 
@@ -646,7 +689,7 @@ class Evaluator:
             axis = axis if 0 <= axis < len(t.shape) else len(t.shape) - 1
             c[f"{cls}_axis_len"] = max(c[f"{cls}_axis_len"], float(t.shape[axis]))
         tainted = any(o in fr.taint for o in ops)
-        self._results_opaque(fr, op, len(mults) - 1, tainted)
+        self._results_opaque(fr, op, len(mults) - 1, tainted, ops)
 
     def _unknown(self, fr: _Frame, op: Operation, mults: list, floor: int, depth: int) -> None:
         w = mults[-1]
@@ -660,7 +703,7 @@ class Evaluator:
                     fr.env[key] = None
                     fr.level[key] = len(mults) - 1
                 self._block(fr, block, mults, len(mults) - 1, depth)
-        self._results_opaque(fr, op, len(mults) - 1, tainted)
+        self._results_opaque(fr, op, len(mults) - 1, tainted, ops)
 
     # -------------------------------------------------------------- control flow
 
@@ -807,9 +850,19 @@ class Evaluator:
                 fr.level[name] = lvl
                 if init is not None and init in fr.taint:
                     fr.taint.add(name)
-            # a loop does not raise the floor: invariant ops hoist out of it
-            term = self._block(fr, body, inner, floor, depth + 1)
-            yields = self._operands(fr, term) if term is not None else []
+                elif init is not None and init in fr.looped:
+                    fr.looped.add(name)
+            carried = args[1:]
+            undo = self._save() if any(_data(fr, a) == 0 for a in carried) else None
+            while True:
+                # a loop does not raise the floor: invariant ops hoist out of it
+                term = self._block(fr, body, inner, floor, depth + 1)
+                yields = self._operands(fr, term) if term is not None else []
+                # a value carried around is data if it is yielded from data
+                # (a binary search's bounds): so are the next trip's addresses
+                if undo is None or not self._carried_taint(fr, [(body, carried, False)], [yields]):
+                    break
+                self._restore(undo)
             for k, names, value in carries:
                 deltas = carried_deltas(fr.env.get(yields[k]) if k < len(yields) else None, value)
                 for cname, delta in zip(names, deltas):
@@ -823,6 +876,98 @@ class Evaluator:
             init = ops[3 + i] if 3 + i < len(ops) else None
             if (init is not None and init in fr.taint) or (i < len(yields) and yields[i] in fr.taint):
                 fr.taint.add(r)
+            elif (init is not None and init in fr.looped) or (i < len(yields) and yields[i] in fr.looped):
+                fr.looped.add(r)
+
+    def _save(self) -> _Undo:
+        out = self.out
+        return _Undo(dict(self.c), len(out.accesses), len(out.warnings), self.nsym, self.best_dot,
+                     set(self.pressured), dict(self.loaded_ints), dict(out.domains), dict(out.guards),
+                     dict(out.aliases))
+
+    def _restore(self, undo: _Undo) -> None:
+        """Undo what walking a loop's regions added (``_save``). Containers are
+        refilled in place: walks further up hold them (``_block``'s counters)."""
+        out = self.out
+        for now, then in ((self.c, undo.counts), (self.loaded_ints, undo.loaded_ints),
+                          (out.domains, undo.domains), (out.guards, undo.guards), (out.aliases, undo.aliases)):
+            now.clear()
+            now.update(then)
+        del out.accesses[undo.accesses:]
+        del out.warnings[undo.warnings:]
+        self.nsym = undo.nsym
+        self.best_dot = undo.best_dot
+        self.pressured.clear()
+        self.pressured.update(undo.pressured)
+
+    def _carried_taint(self, fr: _Frame, walk: list, ends: list) -> bool:
+        """After a walk of a loop's regions, mark as ``looped`` the carried
+        values that what the regions pass on makes data (a block argument fed
+        by a terminator operand that is), and spread that over the regions: a
+        chain of carried values takes a round per link. ``walk``: per region
+        (block, keys its terminator's operands flow into, whether its first
+        operand is a condition instead); ``ends``: those operands.
+
+        Returns whether the regions must be walked again: only when the mark
+        reaches an address (a binary search's probes) or goes where only
+        walking follows it (``_spread``). A reduction's carried accumulator
+        reaches none: the marks are all a second walk would change."""
+        new = set()
+        for (_, targets, cond), term_ops in zip(walk, ends):
+            for t, o in zip(targets, term_ops[1:] if cond else term_ops):
+                if _data(fr, o) and not _data(fr, t):
+                    new.add(t)
+        grown = bool(new)
+        while grown:
+            grown = False
+            for (block, targets, cond), term_ops in zip(walk, ends):
+                if self._spread(fr, block, new, True):
+                    fr.looped.update(new)
+                    return True
+                for t, o in zip(targets, term_ops[1:] if cond else term_ops):
+                    if o in new and not _data(fr, t) and t not in new:
+                        new.add(t)
+                        grown = True
+        fr.looped.update(new)
+        return False
+
+    def _spread(self, fr: _Frame, block: Block, new: set, top: bool) -> bool:
+        """Add to ``new`` what the keys in it mark in ``block``, as ``_block``
+        would. True (stop) where one reaches an address (an access turns
+        indirect) or what only walking tells where it goes: the operands of a
+        loop, branch, call or unknown op (the callee's frame, nested regions'
+        arguments) and what a nested region's terminator passes on; ``top``:
+        the loop's own terminator, which the caller follows."""
+        steps = fr.fi.plans.get(id(block))
+        if steps is None:
+            return True  # never planned: only walking it tells
+        last = len(steps) - 1
+        for i, (op, cls, pure) in enumerate(steps):
+            if cls == "pure":
+                if not new.isdisjoint(pure.operands):
+                    new.update(pure.results)
+                continue
+            if cls == "term":
+                # (dead ops are steps of this kind too: only the last one ends the block)
+                if i == last and not top and not new.isdisjoint(self._operands(fr, op)):
+                    return True
+                continue
+            ops = self._operands(fr, op)
+            if cls == "load" or cls == "store" or cls == "atomic":
+                if ops and ops[0] in new and ops[0] not in fr.taint:
+                    return True
+                continue  # what loads and atomics return is data already
+            if cls == "dot" or cls == "reduce" or cls == "scan":
+                if not new.isdisjoint(ops):
+                    new.update(fr.fi.res[fr.fi.index[id(op)]])
+                continue
+            if not new.isdisjoint(ops):
+                return True
+            for region in op.regions:
+                for inner in region.blocks[:1]:
+                    if self._spread(fr, inner, new, False):
+                        return True
+        return False
 
     def _carry(self, start) -> tuple:
         """(value, symbol names) of a loop-carried value that starts at ``start``:
@@ -868,6 +1013,8 @@ class Evaluator:
             fr.level[r] = len(mults) - 1
             if any(i < len(ys) and ys[i] in fr.taint for ys in taken):
                 fr.taint.add(r)
+            elif any(i < len(ys) and ys[i] in fr.looped for ys in taken):
+                fr.looped.add(r)
 
     def _branch_shares(self, fr: _Frame, term: Operation, share: float, reach: dict, exits: set) -> None:
         """Add the share of programs a block's terminator sends to each
@@ -930,44 +1077,60 @@ class Evaluator:
         self.c["loop_depth_max"] = max(self.c["loop_depth_max"], float(depth + 1))
         inner = mults + [w]
         lvl = len(inner) - 1
+        # an init read from memory makes every carried value data; values
+        # passed around the loop mark only what they flow into (``looped``)
         tainted = any(o in fr.taint for o in ops)
+        looped = not tainted and any(o in fr.looped for o in ops)
         jname = f"j{self.nsym}"
         self.nsym += 1
-        marks = [_Mark(dict(self.c), len(self.out.accesses))]
-        carries = []
-        cond = None
-        cond_loaded = False
-        forwarded: list = []
-        for ri, region in enumerate(op.regions[:2]):
-            if not region.blocks:
-                marks.append(_Mark(dict(self.c), len(self.out.accesses)))
-                continue
-            block = region.blocks[0]
-            for k, key in enumerate(fr.fi.bargs.get(id(block), ())):
+        blocks = [region.blocks[0] if region.blocks else None for region in op.regions[:2]]
+        bargs = [fr.fi.bargs.get(id(b), ()) if b is not None else () for b in blocks]
+        undo = self._save() if not tainted and not looped and bargs[0] else None
+        while True:
+            marks = [_Mark(dict(self.c), len(self.out.accesses))]
+            carries = []
+            cond = None
+            cond_loaded = False
+            forwarded: list = []
+            ends: list = [[], []]  # each region's terminator operands
+            for ri, block in enumerate(blocks):
+                if block is None:
+                    marks.append(_Mark(dict(self.c), len(self.out.accesses)))
+                    continue
+                for k, key in enumerate(bargs[ri]):
+                    if ri == 0:
+                        start = fr.env.get(ops[k]) if k < len(ops) else None
+                        value, names = self._carry(start)
+                        if names:
+                            carries.append((k, names, value))
+                    else:
+                        value = fr.env.get(forwarded[k]) if k < len(forwarded) else None
+                    fr.env[key] = value
+                    fr.level[key] = lvl
+                    if tainted:
+                        fr.taint.add(key)
+                    elif looped or (ri == 1 and k < len(forwarded) and _data(fr, forwarded[k])):
+                        fr.looped.add(key)
+                term = self._block(fr, block, inner, lvl, depth + 1)
+                term_ops = self._operands(fr, term) if term is not None else []
+                ends[ri] = term_ops
                 if ri == 0:
-                    start = fr.env.get(ops[k]) if k < len(ops) else None
-                    value, names = self._carry(start)
-                    if names:
-                        carries.append((k, names, value))
+                    cond = fr.env.get(term_ops[0]) if term_ops else None
+                    cond_loaded = bool(term_ops) and term_ops[0] in fr.taint
+                    forwarded = term_ops[1:]
                 else:
-                    value = fr.env.get(forwarded[k]) if k < len(forwarded) else None
-                fr.env[key] = value
-                fr.level[key] = lvl
-                if tainted:
-                    fr.taint.add(key)
-            term = self._block(fr, block, inner, lvl, depth + 1)
-            term_ops = self._operands(fr, term) if term is not None else []
-            if ri == 0:
-                cond = fr.env.get(term_ops[0]) if term_ops else None
-                cond_loaded = bool(term_ops) and term_ops[0] in fr.taint
-                forwarded = term_ops[1:]
-            else:
-                for k, names, value in carries:
-                    deltas = carried_deltas(fr.env.get(term_ops[k]) if k < len(term_ops) else None, value)
-                    for cname, delta in zip(names, deltas):
-                        if delta is not None:
-                            self.out.aliases[cname] = S.scale(S.sym(jname), delta)
-            marks.append(_Mark(dict(self.c), len(self.out.accesses)))
+                    for k, names, value in carries:
+                        deltas = carried_deltas(fr.env.get(term_ops[k]) if k < len(term_ops) else None, value)
+                        for cname, delta in zip(names, deltas):
+                            if delta is not None:
+                                self.out.aliases[cname] = S.scale(S.sym(jname), delta)
+                marks.append(_Mark(dict(self.c), len(self.out.accesses)))
+            # the condition's operands go on to the body, the body's yields
+            # back to the condition
+            walk = [(b, bargs[1 - ri], ri == 0) for ri, b in enumerate(blocks) if b is not None]
+            if undo is None or not self._carried_taint(fr, walk, [e for e, b in zip(ends, blocks) if b is not None]):
+                break
+            self._restore(undo)
         trips, most, exact = self._while_trips(cond, jname)
         if cond_loaded and trips is not None:
             exact = False  # a bound read from memory: an assumed value (ASSUMED_LOADED_INT)
@@ -987,7 +1150,14 @@ class Evaluator:
         # the condition region runs once more than the body
         self._rescale(marks, [trips + 1, trips])
         self.c["loop_trip_total"] += w * trips
-        self._results_opaque(fr, op, len(mults) - 1, tainted)
+        for i, r in enumerate(fr.fi.res[fr.fi.index[id(op)]]):
+            fr.env[r] = None
+            fr.level[r] = len(mults) - 1
+            # the results are what the condition passes on
+            if tainted:
+                fr.taint.add(r)
+            elif looped or (i < len(forwarded) and _data(fr, forwarded[i])):
+                fr.looped.add(r)
 
     def _while_trips(self, cond, jname: str) -> tuple[float | None, int, bool]:
         """(mean trips, most trips, exact) from a while condition: the first
@@ -1065,21 +1235,25 @@ class Evaluator:
         name = callee_name(op)
         fn = self.module.function(name) if name else None
         self.c["calls"] += w  # not in ops_total: the callee's ops are (inlining must not change it)
-        tainted_args = [o in fr.taint for o in ops]
+        tainted_args = [_data(fr, o) for o in ops]
         if fn is None:
             self.out.warnings.append(f"line {op.line}: call to unknown function {name!r} not costed")
-            self._results_opaque(fr, op, len(mults) - 1, any(tainted_args))
+            self._results_opaque(fr, op, len(mults) - 1, 2 in tainted_args, ops)
             return
         if name in self.stack:
             self.out.warnings.append(f"line {op.line}: recursive call to {name!r} not costed")
-            self._results_opaque(fr, op, len(mults) - 1, any(tainted_args))
+            self._results_opaque(fr, op, len(mults) - 1, 2 in tainted_args, ops)
             return
         argv = [fr.env.get(o) for o in ops]
         vals, taints = self._call(fn, argv, tainted_args, [w], depth)
+        most = max(tainted_args, default=0)
         for i, r in enumerate(fr.fi.res[fr.fi.index[id(op)]]):
             fr.env[r] = vals[i] if i < len(vals) else None
             fr.level[r] = len(mults) - 1
-            if (i < len(taints) and taints[i]) or any(tainted_args):
+            t = max(taints[i] if i < len(taints) else 0, most)
+            if t == 2:
                 fr.taint.add(r)
+            elif t:
+                fr.looped.add(r)
 
 
