@@ -89,6 +89,9 @@ def _bucketize(v, shape, cfg, dtype):
     # one search loop of ceil(log2(K + 1)) steps, one boundary load a step
     assert v["loops"] == 1 and v["loop_trip_total"] == steps == math.ceil(math.log2(k + 1))
     assert v["load_ops"] == 1 + steps and v["store_ops"] == 1
+    # every probe's address comes from the bounds the loop carries, which a
+    # loaded boundary moves: a gather, though no loop init is loaded
+    assert v["indirect_load_ops"] == steps
     # the values once and a boundary per value and step (the extractor
     # cannot tell which lanes have converged: every probe counts); the
     # index written in its own width
