@@ -265,6 +265,14 @@ def _data(fr: _Frame, key) -> int:
     return 2 if key in fr.taint else 1 if key in fr.looped else 0
 
 
+def _mark(fr: _Frame, key, data: int) -> None:
+    """Give the value ``key`` the mark ``data`` (as ``_data`` returns it)."""
+    if data == 2:
+        fr.taint.add(key)
+    elif data:
+        fr.looped.add(key)
+
+
 def _is_one(v) -> bool:
     """The abstract value is the integer 1 (a scalar or a splat)."""
     if type(v) is int:
@@ -359,10 +367,7 @@ class Evaluator:
         for key, v, t in zip(fi.arg_keys, argv, taint):
             fr.env[key] = v
             fr.level[key] = 0
-            if t == 2:
-                fr.taint.add(key)
-            elif t:
-                fr.looped.add(key)
+            _mark(fr, key, t)
         self.stack.append(fn.name)
         ret_vals: list = []
         ret_taint: list = []
@@ -848,10 +853,7 @@ class Evaluator:
                     carries.append((k, names, value))
                 fr.env[name] = value
                 fr.level[name] = lvl
-                if init is not None and init in fr.taint:
-                    fr.taint.add(name)
-                elif init is not None and init in fr.looped:
-                    fr.looped.add(name)
+                _mark(fr, name, _data(fr, init))
             carried = args[1:]
             undo = self._save() if any(_data(fr, a) == 0 for a in carried) else None
             while True:
@@ -874,10 +876,7 @@ class Evaluator:
             fr.env[r] = None
             fr.level[r] = len(mults) - 1
             init = ops[3 + i] if 3 + i < len(ops) else None
-            if (init is not None and init in fr.taint) or (i < len(yields) and yields[i] in fr.taint):
-                fr.taint.add(r)
-            elif (init is not None and init in fr.looped) or (i < len(yields) and yields[i] in fr.looped):
-                fr.looped.add(r)
+            _mark(fr, r, max(_data(fr, init), _data(fr, yields[i]) if i < len(yields) else 0))
 
     def _save(self) -> _Undo:
         out = self.out
@@ -1011,10 +1010,7 @@ class Evaluator:
             vals = [fr.env.get(ys[i]) if i < len(ys) else None for ys in taken]
             fr.env[r] = vals[0] if vals and all(v == vals[0] for v in vals[1:]) else None
             fr.level[r] = len(mults) - 1
-            if any(i < len(ys) and ys[i] in fr.taint for ys in taken):
-                fr.taint.add(r)
-            elif any(i < len(ys) and ys[i] in fr.looped for ys in taken):
-                fr.looped.add(r)
+            _mark(fr, r, max((_data(fr, ys[i]) for ys in taken if i < len(ys)), default=0))
 
     def _branch_shares(self, fr: _Frame, term: Operation, share: float, reach: dict, exits: set) -> None:
         """Add the share of programs a block's terminator sends to each
@@ -1250,10 +1246,6 @@ class Evaluator:
         for i, r in enumerate(fr.fi.res[fr.fi.index[id(op)]]):
             fr.env[r] = vals[i] if i < len(vals) else None
             fr.level[r] = len(mults) - 1
-            t = max(taints[i] if i < len(taints) else 0, most)
-            if t == 2:
-                fr.taint.add(r)
-            elif t:
-                fr.looped.add(r)
+            _mark(fr, r, max(taints[i] if i < len(taints) else 0, most))
 
 
