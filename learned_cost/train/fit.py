@@ -193,14 +193,46 @@ def input_matrix(table: pd.DataFrame) -> np.ndarray:
 UNSPLIT_INPUTS = ("atomic_ops", "atomic_elems")
 
 
+#: Booster inputs clipped at a ceiling in every training matrix: counts of
+#: a launch's size whose effect on the latency, beyond the ceiling, is only
+#: the analytic model's own scaling (which the log_ratio variant multiplies
+#: by its factor). Every split of a tree on such an input then lies below
+#: the ceiling, so a launch above it, at prediction time unclipped, falls
+#: in the same leaves as one at the ceiling: the learned factor stops
+#: moving with the count. Without it the factor kept changing far beyond
+#: the data (vector add 0.88 -> 1.13 between 1e9 and 1e10 elements) as
+#: waves and programs crossed splits made for other kernels' large grids.
+#: The ceilings come from the hardware, not from fitting:
+#:
+#: * waves: the last, partly filled wave idles at most 1/waves of the
+#:   launch, under 0.8 % from 128 waves on (timing noise is 0.4-1 %);
+#: * programs and grid sizes: 128 waves of 132 cores at 32 resident
+#:   programs per core (Hopper's block limit), about 2^19;
+#:   programs_per_core and warps_per_core (logs) at the same 128 waves of
+#:   32 programs or 64 resident warps per core;
+#: * loop trips: a software pipeline's fill and drain cost about
+#:   num_stages / trips of the loop, under 0.4 % from 1,024 trips per
+#:   stage on; loop_trip_total (all loops, up to 4 stages) at 4,096.
+CAPPED_INPUTS: dict[str, float] = {
+    "waves": 128.0, "an_waves": 128.0,
+    "programs": 2.0**19, "grid_x": 2.0**19, "grid_y": 2.0**19, "grid_z": 2.0**19,
+    "programs_per_core": math.log1p(128 * 32), "warps_per_core": math.log1p(128 * 64),
+    "loop_trips_per_stage": 1024.0, "loop_trip_total": 4096.0,
+}
+
+
 def training_matrix(table: pd.DataFrame) -> np.ndarray:
-    """``input_matrix`` with the ``UNSPLIT_INPUTS`` columns zeroed."""
+    """``input_matrix`` with the ``UNSPLIT_INPUTS`` columns zeroed and the
+    ``CAPPED_INPUTS`` columns clipped at their ceilings."""
     x = input_matrix(table)
     if not x.flags.writeable:
         x = x.copy()
     names = input_names()
     for n in UNSPLIT_INPUTS:
         x[:, names.index(n)] = 0.0
+    for n, cap in CAPPED_INPUTS.items():
+        j = names.index(n)
+        np.minimum(x[:, j], cap, out=x[:, j])
     return x
 
 

@@ -4,7 +4,6 @@ CPU has the digest the device recorded."""
 from __future__ import annotations
 
 import importlib.util
-import sys
 from pathlib import Path
 
 import pytest

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from learned_cost.models.learned import input_names
-from learned_cost.train.fit import UNSPLIT_INPUTS, FitParams, fit, input_matrix, training_matrix
+from learned_cost.train.fit import CAPPED_INPUTS, UNSPLIT_INPUTS, FitParams, fit, input_matrix, training_matrix
 
 
 def test_training_matrix_zeroes_only_the_unsplit_inputs(synthetic_table):
@@ -16,7 +16,8 @@ def test_training_matrix_zeroes_only_the_unsplit_inputs(synthetic_table):
     names = input_names()
     cols = [names.index(n) for n in UNSPLIT_INPUTS]
     assert np.all(x[:, cols] == 0.0) and np.all(full[:, cols] > 0.0)
-    rest = [i for i in range(len(names)) if i not in cols]
+    capped = [names.index(n) for n in CAPPED_INPUTS]  # tests/train/test_train_capped_inputs.py
+    rest = [i for i in range(len(names)) if i not in cols + capped]
     assert np.array_equal(x[:, rest], full[:, rest])
 
 
