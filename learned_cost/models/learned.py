@@ -69,10 +69,12 @@ VARIANTS = ("log_latency", "log_ratio", "lambdarank")
 LATENCY_VARIANTS = ("log_latency", "log_ratio")
 # Variants ``learned-cost train`` may ship. Only log_ratio: its prediction is
 # the analytic estimate times a learned factor, and where the trees run out of
-# training range the factor levels off (it drifts while the per-program
-# inputs saturate one after the other: 0.43 -> 0.59 for matmul over
-# 1e9..1e12 outputs), so latency keeps the analytic model's scaling in
-# problem size. log_latency predicts one constant for every size beyond its
+# training range the factor levels off, so latency keeps the analytic
+# model's scaling in problem size. Launch-size counts (waves, programs, loop
+# trips) are clipped at hardware ceilings in training (train.fit
+# .CAPPED_INPUTS), so the factor cannot follow them far beyond the data;
+# per-program totals still move it a little (matmul 0.59 -> 0.72 over 1e9..1e12
+# outputs). log_latency predicts one constant for every size beyond its
 # largest training row (evaluated for comparison only). A shipped log_ratio
 # booster may start with a LambdaRank model's trees (train.fit.ranked_start):
 # the file is still one booster whose output is ln(µs / analytic µs).

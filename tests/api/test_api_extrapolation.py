@@ -77,11 +77,14 @@ def test_extrapolation_follows_the_analytic_scaling(kernel):
     # prediction by the analytic model's factor for it within 25 %, and over
     # the three decades 1e9..1e12 (a 31,600-fold analytic growth for matmul)
     # within 1.5x. The learned factor over the analytic estimate is not
-    # pinned: the per-program inputs (loop trips, op counts) keep growing
-    # inside the range other kernels cover and saturate one after the other,
-    # so it drifts (166,377-row model 0.57 -> 0.70, the 167,459-row model
-    # 0.43 -> 0.59 for matmul at 1e9..1e12; vector add 0.63 -> 0.57 and flat
-    # from 1e10 on). The factor also reads alignment (a shape that is not a
+    # pinned: the per-program inputs (op counts) keep growing inside the
+    # range other kernels cover and saturate one after the other, so it
+    # drifts (the 407,050-row model 0.59 -> 0.72 for matmul at 1e9..1e12,
+    # vector add 0.80 -> 0.87 and flat from 1e11 on). Before waves, programs
+    # and loop trips were clipped at their ceilings in training
+    # (train.fit.CAPPED_INPUTS), the same rows gave vector add 0.88 -> 1.13
+    # in one decade, as waves crossed splits made for other kernels' large
+    # grids. The factor also reads alignment (a shape that is not a
     # multiple of the tile masks its last tiles, one that is not a multiple
     # of 16 loses vector width), which is why _matmul keeps every size
     # tile-aligned: with s = round(sqrt(n)) the sizes alternate between
