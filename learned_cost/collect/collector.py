@@ -672,7 +672,7 @@ class Collector(StoreWriter):
                     row.update(status="wrong_result", error=f"relative L2 error {err:.3g} > tolerance {tol:g}")
                     self._record(row, bar)
                     continue
-                b = self.device.bench(fn)
+                b = self.device.bench_steady(fn)
             except Exception as exc:  # noqa: BLE001  (recorded with its reason)
                 if self._record_failure(row, exc, bar, "collect"):
                     stop = True

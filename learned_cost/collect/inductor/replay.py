@@ -569,7 +569,7 @@ class Replayer(StoreWriter):
                               f"the reference ({err:.3g}); capture skipped", file=sys.stderr, flush=True)
                         return False
                     continue
-                b = self.device.bench(fn)
+                b = self.device.bench_steady(fn)
             except Exception as exc:  # noqa: BLE001  (recorded with its reason)
                 if self._record_failure(row, exc, bar, "replay"):
                     return True
