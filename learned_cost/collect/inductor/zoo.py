@@ -118,12 +118,17 @@ def _hf_causal_lm(config_cls: str, attn: str = "sdpa", **cfg: Any):
 
 def _hf_model(kind: str, attn: str = "sdpa", **cfg: Any):
     """BERT and the encoders of ``_MASKED_LM_CONFIGS`` (masked LM), ViT,
-    DINOv2 and the models of ``_IMAGE_CLS_CONFIGS`` (image classification),
-    T5 and BART (seq2seq), wav2vec 2.0 and the models of
-    ``_AUDIO_CLS_CONFIGS`` (audio classification), Whisper (speech
-    recognition over log-mel features), CLIP (contrastive image-text loss),
-    SegFormer (semantic segmentation), the forecasters of
-    ``_FORECAST_CONFIGS`` (MSE over the forecast horizon)."""
+    DINOv2 and the models of ``_IMAGE_CLS_CONFIGS`` (image classification;
+    images of ``config.image_size``, or of ``HW`` where the shape names it),
+    T5, BART and the models of ``_SEQ2SEQ_CONFIGS`` (seq2seq), wav2vec 2.0
+    and the models of ``_AUDIO_CLS_CONFIGS`` (audio classification), Whisper
+    (speech recognition over log-mel features), CLIP and SigLIP
+    (contrastive image-text losses), SegFormer (semantic segmentation), the
+    forecasters of ``_FORECAST_CONFIGS`` (MSE over the forecast horizon).
+
+    The kinds of ``_PADDING_MASK`` also get a 2-D padding mask (every token
+    kept), passed as it is or (``"additive"``) turned into the additive
+    (B, 1, 1, S) mask of BERT-era models in the compiled step."""
 
     def build(shapes: list, dtype: str, device: str, mode: str) -> Callable[[], Any]:
         import torch
@@ -162,6 +167,12 @@ def _hf_model(kind: str, attn: str = "sdpa", **cfg: Any):
         elif kind == "clip":
             config = transformers.CLIPConfig(**cfg)
             model = transformers.CLIPModel._from_config(config, attn_implementation=attn)
+        elif kind == "siglip":
+            config = transformers.SiglipConfig(**cfg)
+            model = transformers.SiglipModel._from_config(config, attn_implementation=attn)
+        elif kind in _SEQ2SEQ_CONFIGS:
+            config = getattr(transformers, _SEQ2SEQ_CONFIGS[kind][0])(**cfg)
+            model = getattr(transformers, _SEQ2SEQ_CONFIGS[kind][1])._from_config(config)
         elif kind == "segformer":
             config = transformers.SegformerConfig(**cfg)
             model = transformers.SegformerForSemanticSegmentation._from_config(config)
@@ -175,13 +186,14 @@ def _hf_model(kind: str, attn: str = "sdpa", **cfg: Any):
         def make_inputs(shape):
             b = shape["B"]
             if kind in ("vit", "dinov2") or kind in _IMAGE_CLS_CONFIGS:
-                px = torch.randn(b, 3, config.image_size, config.image_size, device=device, dtype=_torch_dtype(dtype))
+                hw = shape["HW"] if "HW" in shape else config.image_size
+                px = torch.randn(b, 3, hw, hw, device=device, dtype=_torch_dtype(dtype))
                 return (px, torch.randint(0, config.num_labels, (b,), device=device))
             if kind == "whisper":  # B clips of log-mel frames (the length the encoder is built for), S label tokens
                 mel = torch.randn(b, config.num_mel_bins, 2 * config.max_source_positions, device=device,
                                   dtype=_torch_dtype(dtype))
                 return (mel, torch.randint(3, config.vocab_size, (b, shape["S"]), device=device))
-            if kind == "clip":  # B captions of S tokens and their B images
+            if kind in ("clip", "siglip"):  # B captions of S tokens and their B images
                 size = config.vision_config.image_size
                 ids = torch.randint(0, config.text_config.vocab_size, (b, shape["S"]), device=device)
                 return (ids, torch.randn(b, 3, size, size, device=device, dtype=_torch_dtype(dtype)))
@@ -198,7 +210,10 @@ def _hf_model(kind: str, attn: str = "sdpa", **cfg: Any):
                 audio = torch.randn(b, shape["T"], device=device, dtype=_torch_dtype(dtype))
                 return (audio, torch.randint(0, config.num_labels, (b,), device=device))
             ids = torch.randint(0, config.vocab_size, (b, shape["S"]), device=device)
-            return (ids, torch.randint(0, config.vocab_size, (b, shape["S"]), device=device))
+            labels = torch.randint(0, config.vocab_size, (b, shape["S"]), device=device)
+            if kind in _PADDING_MASK:
+                return (ids, labels, torch.ones(b, shape["S"], device=device, dtype=torch.long))
+            return (ids, labels)
 
         return _training_step(_HFLoss(model, kind), make_inputs, lambda out, *a: out, mode, shapes)
 
@@ -219,26 +234,47 @@ def _hf_model(kind: str, attn: str = "sdpa", **cfg: Any):
 # attention: landmarks from segment means, an iterative Moore-Penrose
 # pseudo-inverse, a depthwise convolution over values), SqueezeBERT
 # (grouped 1 x 1 convolutions over the sequence in place of the linear
-# layers)
+# layers), Longformer (sliding-window attention computed over overlapping
+# chunks, diagonals shifted into place)
 _MASKED_LM_CONFIGS = {"deberta_v2": "DebertaV2Config", "distilbert": "DistilBertConfig", "albert": "AlbertConfig",
                       "mobilebert": "MobileBertConfig", "convbert": "ConvBertConfig", "funnel": "FunnelConfig",
                       "modernbert": "ModernBertConfig", "roformer": "RoFormerConfig",
-                      "nystromformer": "NystromformerConfig", "squeezebert": "SqueezeBertConfig"}
+                      "nystromformer": "NystromformerConfig", "squeezebert": "SqueezeBertConfig",
+                      "longformer": "LongformerConfig"}
+
+# models trained with an explicit padding mask, where compiling without one
+# fails (transformers 5.x). Nystromformer: given none, a (B, 1, S, S) mask
+# is built while compiling (tracing cannot see that no token is padded),
+# which does not broadcast onto the (B, heads, landmarks, S) scores of its
+# landmark path; the additive (B, 1, 1, S) mask it was written for does.
+# LongT5: its encoder makes a mask of ones only when not compiling, and the
+# transient-global attention without one mixes a batch of 1 with B.
+_PADDING_MASK = {"nystromformer": "additive", "longt5": "2d"}
 
 # image classifiers trained like ViT: BEiT (relative position bias tables,
 # layer scale, mean pooling), Swin V2 (cosine attention, a continuous
 # position bias from a small MLP, post-norm residuals), Perceiver (a latent
 # array cross-attending to every pixel, learned positions concatenated to
-# the pixels, a decoder query cross-attending to the latents)
-_IMAGE_CLS_CONFIGS = {"beit": "BeitConfig", "swinv2": "Swinv2Config", "perceiver": "PerceiverConfig"}
+# the pixels, a decoder query cross-attending to the latents), CvT
+# (convolutional token embeddings; queries, keys and values projected by
+# depthwise convolutions with batch norm, keys and values strided)
+_IMAGE_CLS_CONFIGS = {"beit": "BeitConfig", "swinv2": "Swinv2Config", "perceiver": "PerceiverConfig",
+                      "cvt": "CvtConfig"}
 
 # audio classifiers trained like wav2vec 2.0 (raw audio, pooled logits):
 # the wav2vec 2.0 Conformer (Transformer-XL relative positions with a
 # relative shift, a convolution module of pointwise convolution, GLU,
 # depthwise convolution and batch norm, half-step feed-forward networks),
 # WavLM (gated relative position bias: bucketed relative positions scaled
-# by gates computed from each query)
-_AUDIO_CLS_CONFIGS = {"wav2vec2_conformer": "Wav2Vec2ConformerConfig", "wavlm": "WavLMConfig"}
+# by gates computed from each query), SEW-D (frames squeezed by strided
+# pooling and upsampled back, DeBERTa's disentangled attention over
+# log-bucketed relative positions)
+_AUDIO_CLS_CONFIGS = {"wav2vec2_conformer": "Wav2Vec2ConformerConfig", "wavlm": "WavLMConfig",
+                      "sew_d": "SEWDConfig"}
+
+# encoder-decoders trained like T5 (token labels through the decoder)
+_SEQ2SEQ_CONFIGS = {"switch_transformers": ("SwitchTransformersConfig", "SwitchTransformersForConditionalGeneration"),
+                    "longt5": ("LongT5Config", "LongT5ForConditionalGeneration")}
 
 # forecasters of multichannel time series, trained on the horizon's MSE:
 # PatchTST (channel-independent patches of the series, standard scaling
@@ -258,14 +294,20 @@ def _hf_loss_module():
             super().__init__()
             self.model, self.kind = model, kind
 
-        def forward(self, a, b=None):
+        def forward(self, a, b=None, c=None):
             if self.kind == "causal":
                 return self.model(input_ids=a, labels=a).loss
+            if self.kind in _PADDING_MASK:
+                mask = c
+                if _PADDING_MASK[self.kind] == "additive":  # 0 where kept, the dtype's minimum where padded
+                    dt = self.model.dtype
+                    mask = (1.0 - c[:, None, None, :].to(dt)) * torch.finfo(dt).min
+                return self.model(input_ids=a, attention_mask=mask, labels=b).loss
             if self.kind in ("vit", "dinov2", "segformer") or self.kind in _IMAGE_CLS_CONFIGS:
                 return self.model(pixel_values=a, labels=b).loss
             if self.kind == "whisper":
                 return self.model(input_features=a, labels=b).loss
-            if self.kind == "clip":
+            if self.kind in ("clip", "siglip"):
                 return self.model(input_ids=a, pixel_values=b, return_loss=True).loss
             if self.kind == "wav2vec2" or self.kind in _AUDIO_CLS_CONFIGS:
                 return self.model(input_values=a, labels=b).loss
@@ -322,30 +364,42 @@ def _vision(lib: str, name: str, channels_last: bool = False, **kw: Any):
 
 def _vision_task(task: str, name: str, num_classes: int, **kw: Any):
     """torchvision's video classifiers (``task="video"``: B clips of 3 x T x
-    HW x HW, cross-entropy on the clip) and segmentation models
+    HW x HW, cross-entropy on the clip), segmentation models
     (``task="segmentation"``: B images of HW x HW, cross-entropy per pixel
-    on the ``out`` map); random weights, backbones included."""
+    on the ``out`` map) and optical-flow models (``task="flow"``: B pairs
+    of HW x HW frames, RAFT's sequence loss: the L1 error of every refined
+    flow field against the target, later refinements weighted more;
+    ``num_classes`` is unused, ``updates`` sets the refinement count);
+    random weights, backbones included."""
 
     def build(shapes: list, dtype: str, device: str, mode: str) -> Callable[[], Any]:
         import torch
         import torch.nn.functional as F
         import torchvision
 
+        args = dict(kw)
+        updates = args.pop("updates", 12)
         if task == "video":
-            model = getattr(torchvision.models.video, name)(weights=None, num_classes=num_classes, **kw)
+            model = getattr(torchvision.models.video, name)(weights=None, num_classes=num_classes, **args)
         elif task == "segmentation":
             model = getattr(torchvision.models.segmentation, name)(weights=None, weights_backbone=None,
-                                                                   num_classes=num_classes, **kw)
+                                                                   num_classes=num_classes, **args)
+        elif task == "flow":
+            model = getattr(torchvision.models.optical_flow, name)(weights=None, **args)
         else:
             raise ValueError(task)
         model = model.to(device=device, dtype=_torch_dtype(dtype))
 
         def make_inputs(shape):
             b, hw = shape["B"], shape["HW"]
+            dt = _torch_dtype(dtype)
             if task == "video":
-                x = torch.randn(b, 3, shape["T"], hw, hw, device=device, dtype=_torch_dtype(dtype))
+                x = torch.randn(b, 3, shape["T"], hw, hw, device=device, dtype=dt)
                 return (x, torch.randint(0, num_classes, (b,), device=device))
-            x = torch.randn(b, 3, hw, hw, device=device, dtype=_torch_dtype(dtype))
+            if task == "flow":  # the two frames stacked on dim 1, the target flow
+                return (torch.randn(b, 2, 3, hw, hw, device=device, dtype=dt),
+                        torch.randn(b, 2, hw, hw, device=device, dtype=dt))
+            x = torch.randn(b, 3, hw, hw, device=device, dtype=dt)
             return (x, torch.randint(0, num_classes, (b, hw, hw), device=device))
 
         class Loss(torch.nn.Module):
@@ -354,6 +408,10 @@ def _vision_task(task: str, name: str, num_classes: int, **kw: Any):
                 self.net = net
 
             def forward(self, x, y):
+                if task == "flow":
+                    flows = self.net(x[:, 0], x[:, 1], num_flow_updates=updates)
+                    n = len(flows)
+                    return sum(0.8 ** (n - 1 - i) * (f.float() - y.float()).abs().mean() for i, f in enumerate(flows))
                 out = self.net(x)
                 out = out["out"] if task == "segmentation" else out
                 return F.cross_entropy(out.float(), y)
@@ -1284,7 +1342,10 @@ def _entries() -> list[ZooEntry]:
                  _hf_model("squeezebert", attn="eager", embedding_size=384, q_groups=4, k_groups=4, v_groups=4,
                            post_attention_groups=1, intermediate_groups=4, output_groups=4,
                            max_position_embeddings=512, **encoder), needs=tf))
-    out.append(E("wavlm", {"B": 8, "T": 16000}, "fp16",
+    # bf16, not fp16: the weight-normalised positional convolution's backward
+    # (aten._weight_norm_interface_backward) wants float norms, which
+    # Inductor's decomposition of the forward keeps for bf16 weights only
+    out.append(E("wavlm", {"B": 8, "T": 16000}, "bf16",
                  _hf_model("wavlm", attn="eager", hidden_size=256, num_hidden_layers=2, num_attention_heads=4,
                            intermediate_size=1024, conv_dim=(256,) * 7, feat_extract_norm="layer",
                            mask_time_prob=0.0, num_labels=10, classifier_proj_size=128), needs=tf))
@@ -1314,6 +1375,118 @@ def _entries() -> list[ZooEntry]:
     out.append(E("deeplabv3_mobilenet_v3", {"B": 8, "HW": 128}, "fp16",
                  _vision_task("segmentation", "deeplabv3_mobilenet_v3_large", 21, aux_loss=False), needs=tv))
     out.append(E("swin3d_t", {"B": 2, "T": 8, "HW": 64}, "bf16", _vision_task("video", "swin3d_t", 100), needs=tv))
+    # Programs of the ninth harvest: Qwen3-Next (gated DeltaNet layers: a
+    # chunked delta-rule recurrence over L2-normalised queries and keys with
+    # a causal depthwise convolution, beside full attention with a sigmoid
+    # output gate; experts with a gated shared expert), MiniMax (lightning
+    # attention: linear attention by blocks with per-head exponential
+    # decay, a state carried between blocks), Gemma 3n (AltUp: four
+    # predicted and corrected copies of the residual stream, LAuReL low-rank
+    # residuals, per-layer input embeddings, activation sparsity by a
+    # Gaussian top-k threshold, key-value sharing across layers), Llama 4
+    # (attention within chunks, NoPE layers with attention temperature
+    # tuning, L2-normalised queries and keys, a sigmoid-routed expert beside
+    # a shared one), JetMoE (a mixture of attention heads: experts chosen
+    # per token for the query and output projections), XLNet (relative
+    # attention over sinusoidal relative encodings with content and
+    # position biases and a relative shift, written with einsum), Switch
+    # Transformers (top-1 routing with an expert capacity from a cumulative
+    # sum, T5's bucketed relative positions), LongT5
+    # (transient-global attention: local blocks plus global tokens summed
+    # per block of 16), Longformer (sliding-window attention by overlapping
+    # chunks and diagonal shifts), SigLIP (a pairwise sigmoid loss with a
+    # learned bias, attention-pooling head), SEW-D and CvT (see
+    # _AUDIO_CLS_CONFIGS and _IMAGE_CLS_CONFIGS: squeezed frames with
+    # disentangled attention; convolutional projections of queries, keys
+    # and values), Sequencer2D (bidirectional LSTMs along rows and columns
+    # in place of attention), CrossViT (two patch sizes, the second on a
+    # bicubic-resized image, fused by cross-attention of class tokens),
+    # Twins-SVT (locally grouped attention in windows alternating with
+    # attention to sub-sampled keys, a convolutional position generator),
+    # ResNeSt (split attention: a softmax over radix groups), TNT (a
+    # transformer over the pixels inside each patch within one over
+    # patches), MobileNetV4 hybrid (universal inverted bottlenecks, mobile
+    # multi-query attention over strided keys and values), ConViT (gated
+    # positional self-attention: a per-head sigmoid gate between content
+    # and relative-position attention), and torchvision's RAFT (an all-pairs
+    # correlation pyramid sampled by grid_sample around the current flow,
+    # a convolutional GRU refining it six times, the sequence loss).
+    lm9 = dict(vocab_size=8192, hidden_size=512, num_hidden_layers=2, num_attention_heads=8, num_key_value_heads=2,
+               max_position_embeddings=2048, pad_token_id=0, bos_token_id=0, eos_token_id=0)
+    out.append(E("qwen3_next", {"B": 4, "S": 256}, "bf16",
+                 _hf_causal_lm("Qwen3NextConfig", head_dim=64, intermediate_size=1408,
+                               layer_types=["linear_attention", "full_attention"], linear_num_key_heads=4,
+                               linear_num_value_heads=8, linear_key_head_dim=64, linear_value_head_dim=64,
+                               num_experts=8, num_experts_per_tok=2, moe_intermediate_size=256,
+                               shared_expert_intermediate_size=512, **lm9), needs=tf))
+    out.append(E("minimax", {"B": 2, "S": 512}, "fp16",
+                 _hf_causal_lm("MiniMaxConfig", head_dim=64, intermediate_size=704, num_local_experts=4,
+                               num_experts_per_tok=2, block_size=256,
+                               layer_types=["linear_attention", "full_attention"], **lm9), needs=tf))
+    out.append(E("gemma3n", {"B": 2, "S": 256}, "bf16",
+                 _hf_causal_lm("Gemma3nTextConfig", head_dim=64, intermediate_size=1024, vocab_size_per_layer_input=8192,
+                               hidden_size_per_layer_input=64, laurel_rank=32, altup_num_inputs=4,
+                               num_kv_shared_layers=2, sliding_window=128,
+                               layer_types=["sliding_attention", "full_attention", "sliding_attention",
+                                            "full_attention"],
+                               activation_sparsity_pattern=[0.95, 0.95, 0.0, 0.0],
+                               **{**lm9, "num_hidden_layers": 4, "bos_token_id": 2, "eos_token_id": 1}), needs=tf))
+    out.append(E("llama4", {"B": 2, "S": 512}, "bf16",
+                 _hf_causal_lm("Llama4TextConfig", head_dim=64, intermediate_size=512, intermediate_size_mlp=1408,
+                               num_local_experts=4, num_experts_per_tok=1, attention_chunk_size=256,
+                               layer_types=["chunked_attention", "full_attention"], no_rope_layers=[1, 0],
+                               floor_scale=256, **lm9), needs=tf))
+    out.append(E("jetmoe", {"B": 4, "S": 256}, "fp16",
+                 _hf_causal_lm("JetMoeConfig", kv_channels=64, intermediate_size=704, num_local_experts=4,
+                               num_experts_per_tok=2, **{**lm9, "num_key_value_heads": 4}), needs=tf))
+    out.append(E("xlnet", {"B": 4, "S": 256}, "fp32",
+                 _hf_causal_lm("XLNetConfig", attn="eager", vocab_size=8192, d_model=512, n_layer=2, n_head=8,
+                               d_inner=2048, mem_len=None, pad_token_id=0, bos_token_id=0, eos_token_id=0),
+                 needs=tf))
+    out.append(E("switch_transformers", {"B": 8, "S": 128}, "bf16",
+                 _hf_model("switch_transformers", vocab_size=8192, d_model=512, d_ff=1024, d_kv=64, num_layers=2,
+                           num_decoder_layers=2, num_heads=8, num_experts=8, expert_capacity=128,
+                           num_sparse_encoder_layers=1, num_sparse_decoder_layers=1, encoder_sparse_step=2,
+                           decoder_sparse_step=2, decoder_start_token_id=0, pad_token_id=0, eos_token_id=1),
+                 needs=tf))
+    out.append(E("longt5_tglobal", {"B": 4, "S": 512}, "fp32",
+                 _hf_model("longt5", vocab_size=8192, d_model=512, d_ff=1024, d_kv=64, num_layers=2,
+                           num_decoder_layers=2, num_heads=8, encoder_attention_type="transient-global",
+                           local_radius=127, global_block_size=16, decoder_start_token_id=0, pad_token_id=0,
+                           eos_token_id=1), needs=tf))
+    out.append(E("longformer", {"B": 4, "S": 1024}, "fp16",
+                 _hf_model("longformer", attn="eager", attention_window=256, vocab_size=8192, hidden_size=384,
+                           num_hidden_layers=2, num_attention_heads=6, intermediate_size=1536,
+                           max_position_embeddings=1026), needs=tf))
+    out.append(E("siglip", {"B": 64, "S": 64}, "fp16",
+                 _hf_model("siglip",
+                           text_config=dict(vocab_size=8192, hidden_size=384, intermediate_size=1536,
+                                            num_hidden_layers=2, num_attention_heads=6, max_position_embeddings=64,
+                                            pad_token_id=0, bos_token_id=1, eos_token_id=2),
+                           vision_config=dict(image_size=96, patch_size=16, hidden_size=384, intermediate_size=1536,
+                                              num_hidden_layers=2, num_attention_heads=6)), needs=tf))
+    out.append(E("sew_d", {"B": 8, "T": 16000}, "fp32",
+                 _hf_model("sew_d", attn="eager", hidden_size=256, num_hidden_layers=2, num_attention_heads=4,
+                           intermediate_size=1024,
+                           conv_dim=(64, 128, 128, 128, 128, 256, 256, 256, 256, 256, 256, 256, 256), squeeze_factor=2,
+                           position_buckets=128, max_position_embeddings=256, mask_time_prob=0.0, num_labels=10,
+                           classifier_proj_size=128), needs=tf))
+    # depth [1, 2, 3]: CvT's stages index their drop-path rates by stage,
+    # so stage i needs more than i layers
+    out.append(E("cvt", {"B": 16, "HW": 128}, "bf16",
+                 _hf_model("cvt", attn="eager", embed_dim=[64, 192, 384], depth=[1, 2, 3], num_heads=[1, 3, 6],
+                           num_labels=100), needs=tf))
+    for name, shape, dtype, timm_name, kw in (
+            ("sequencer2d_s", {"B": 16, "HW": 128}, "fp32", "sequencer2d_s", {}),
+            ("crossvit_9", {"B": 16, "HW": 240}, "bf16", "crossvit_9_240", {}),
+            ("twins_svt_small", {"B": 16, "HW": 128}, "fp16", "twins_svt_small", {}),
+            ("resnest14d", {"B": 32, "HW": 128}, "bf16", "resnest14d", {}),
+            ("tnt_s", {"B": 16, "HW": 96}, "fp16", "tnt_s_patch16_224", {"img_size": 96}),
+            ("mobilenetv4_hybrid_medium", {"B": 32, "HW": 128}, "fp32", "mobilenetv4_hybrid_medium", {}),
+            ("convit_tiny", {"B": 32, "HW": 96}, "fp32", "convit_tiny", {"img_size": 96})):
+        out.append(E(name, shape, dtype, _vision("timm", timm_name, **kw), needs=tm))
+    out.append(E("raft_small", {"B": 4, "HW": 128}, "fp32", _vision_task("flow", "raft_small", 0, updates=6),
+                 needs=tv))
     # matmul templates come from max-autotune: Inductor then writes Triton
     # GEMMs (and benchmarks them against cuBLAS).
     maxat = "max-autotune-no-cudagraphs"
