@@ -71,13 +71,13 @@ def main(argv: list[str] | None = None) -> int:
     caps = {c.capture_id: c for c in load_captures(args.captures)}
     by_prefix = {cid[:20]: c for cid, c in caps.items()}
     jobs: dict[tuple[str, str], tuple[str, dict]] = {}
-    missing = 0
+    row_job: list[tuple[str, str] | None] = []  # each ok row's key into jobs, None without its capture
     for shape, config in zip(ok["shape"], ok["config"]):
         cap = by_prefix.get(json.loads(shape)["capture"])
-        if cap is None:
-            missing += 1
-            continue
-        jobs.setdefault((cap.capture_id, config), (cap.to_json(), json.loads(config)))
+        row_job.append(None if cap is None else (cap.capture_id, config))
+        if cap is not None:
+            jobs.setdefault((cap.capture_id, config), (cap.to_json(), json.loads(config)))
+    missing = row_job.count(None)
     print(f"[recover] {len(rows)} rows, {len(ok)} ok, {missing} without their capture, "
           f"{len(jobs)} distinct compiles", flush=True)
     t0 = time.time()
@@ -94,12 +94,10 @@ def main(argv: list[str] | None = None) -> int:
             pool.shutdown()
     errors = sum(1 for r in results.values() if r[2])
     keep, texts, raws = [], {}, {}
-    for idx, shape, config, digest, raw_digest in zip(ok.index, ok["shape"], ok["config"], ok["ttir_digest"],
-                                                      ok["ttir_raw_digest"]):
-        cap = by_prefix.get(json.loads(shape)["capture"])
-        if cap is None:
+    for idx, job, digest, raw_digest in zip(ok.index, row_job, ok["ttir_digest"], ok["ttir_raw_digest"]):
+        if job is None:
             continue
-        opt, raw, err = results[(cap.capture_id, config)]
+        opt, raw, err = results[job]
         if err or ttir_digest(opt) != digest:
             continue
         keep.append(idx)
